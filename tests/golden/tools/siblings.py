@@ -1,0 +1,2 @@
+def generate(out, G, EX):
+    pass

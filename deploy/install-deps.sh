@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages fingerprintd builds against, and nothing else.
+# Idempotent: calls apt-get only for packages that are not installed yet, so
+# `make demo` / `make test` on a machine that already has them never touches apt.
+# This is the only place the project's packages come from (README, CI, Makefile).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config make
+  libre2-dev
+  libboost-dev libboost-system-dev
+  libspdlog-dev libfmt-dev
+  prometheus-cpp-dev
+  libyaml-cpp-dev
+  nlohmann-json3-dev
+  libcli11-dev
+  libgtest-dev libgmock-dev
+  zlib1g-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

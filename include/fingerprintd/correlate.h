@@ -1,0 +1,110 @@
+// The correlate stage: groups rule hits of one deployment into incidents.
+//
+// Hits of one rule in one deployment within the rule's window (event time)
+// are ONE incident. Worker-role streams are the workers; engine-core and
+// API-server copies of a worker's exception are evidence for that incident,
+// never extra workers (a Ray re-raise names the actor's pid, which is mapped
+// back to the worker). Expected workers = tensor x pipeline parallel size from
+// the deployment facts, else the distinct worker streams seen.
+//
+// An incident is emitted (IncidentSink::OnIncident) when every expected
+// worker reported, when Advance() moves event time past its window, or at
+// Finish(); a later hit for it emits it again with the same incident_id and a
+// higher revision. Fallback rules (class unknown catch-alls) are emitted only
+// at window close / Finish and only if no other rule hit the deployment then.
+//
+// Threading: single-threaded. No wall clock: Advance() takes event time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::correlate {
+
+struct IncidentStage {
+  std::string id;
+  bool required = false;
+  bool matched = false;
+  std::vector<std::pair<std::string, uint64_t>> lines;  // (source, line) refs, capped
+};
+
+struct IncidentEvidence {
+  std::string source;
+  uint64_t line = 0;
+  std::string text;
+};
+
+struct Incident {
+  std::string incident_id;
+  const rules::Rule* rule = nullptr;
+  std::string deployment;
+  rules::Confidence confidence = rules::Confidence::kPartial;
+  int expected = 0;
+  int affected = 0;
+  std::vector<int32_t> ranks;         // known global ranks of affected workers, sorted
+  std::vector<std::string> workers;   // labels of affected workers, sorted
+  bool identical = false;
+  int64_t first_seen_us = 0;
+  int64_t last_seen_us = 0;
+  std::vector<IncidentStage> stages;
+  std::map<std::string, std::string> facts;
+  std::vector<IncidentEvidence> evidence;  // capped
+  std::string explanation;
+  std::vector<std::string> remediation;
+  std::string exception;              // root exception line of the first hit
+  std::string traceback_fingerprint;  // most common fingerprint over workers
+  int revision = 0;                   // 1 when first emitted, +1 per update
+};
+
+class IncidentSink {
+ public:
+  virtual ~IncidentSink() = default;
+  virtual void OnIncident(const Incident& incident) = 0;
+};
+
+class Correlator final : public rules::HitSink {
+ public:
+  struct Options {
+    size_t max_evidence = 24;             // evidence lines per incident
+    size_t max_open_incidents = 10'000;   // beyond: the oldest is emitted and dropped, counted
+    size_t max_deployments = 100'000;
+  };
+  Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
+             IncidentSink& sink);
+  Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
+             IncidentSink& sink, Options options);
+  ~Correlator() override;
+
+  // Registers a source and the deployment it belongs to; returns its source id.
+  uint32_t AddSource(const std::string& name, const std::string& deployment);
+  const std::string& SourceName(uint32_t source_id) const;
+
+  void OnHit(rules::RuleHit hit) override;
+  void OnFact(uint32_t source_id, const std::string& name, const std::string& value) override;
+  void OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) override;
+  void OnWorkerRank(uint32_t source_id, const WorkerInfo& worker) override;
+
+  // Emits incidents whose window ended before now_us (event time).
+  void Advance(int64_t now_us);
+  // Emits every incident still open (end of input).
+  void Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Renders an incident as the one-line JSON object of DESIGN.md §6 (no newline).
+std::string IncidentToJson(const Incident& incident);
+// Renders an incident as a block of text for people.
+std::string IncidentToText(const Incident& incident);
+// Microseconds since the epoch -> "2026-03-04T10:15:22Z" (".123456" when not whole).
+std::string FormatRfc3339(int64_t time_us);
+
+}  // namespace fingerprintd::correlate

@@ -1,0 +1,104 @@
+// The parse stage: turns the physical lines of ONE source into LogRecords and
+// per-worker Tracebacks.
+//
+//   parse::SourceParser parser(source_id, "pods/a/0.log", options, events, sink);
+//   for (std::string_view line : lines) parser.Feed(line);   // without '\n'
+//   parser.Finish();                                          // end of input
+//
+// Pipeline inside: envelope decoding (plain, Kubernetes CRI, Docker json-file,
+// journald short, docker-compose; auto-detected from the first lines, or
+// fixed) and partial-record joining -> ANSI and trailing '\r' removal ->
+// process prefixes (worker identity) -> header (level, time, location) ->
+// traceback assembly per worker stream.
+//
+// Threading: single-threaded; one SourceParser per source. No wall clock: time
+// comes from the lines, the envelope, or ParserOptions (injected). Bad input
+// never throws or aborts: it is counted through PipelineEvents and skipped or
+// kept as text. No allocation per ordinary line once buffers have grown.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fingerprintd/log_record.h"
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/traceback.h"
+
+namespace fingerprintd::parse {
+
+enum class Envelope : uint8_t { kAuto = 0, kPlain, kCri, kDocker, kJournald, kCompose };
+std::string_view EnvelopeName(Envelope envelope);  // "auto", "plain", "cri", ...
+// Accepts the config/CLI names: auto | plain | cri | docker | journald | compose.
+bool ParseEnvelopeName(std::string_view name, Envelope* out);
+
+struct ParserOptions {
+  Envelope envelope = Envelope::kAuto;
+  // Lines (and joined CRI/Docker partials) beyond this are truncated, counted.
+  size_t max_line_bytes = 1 << 20;
+  size_t max_traceback_frames = 512;
+  size_t max_traceback_bytes = 512 << 10;
+  // An open traceback idle for longer than this (event time) is flushed by Tick().
+  int64_t traceback_timeout_us = 5'000'000;
+  // Year for headers without one (vLLM `MM-DD HH:MM:SS`) when the envelope has
+  // none: the file's mtime year if known (>0), else current_year (injected).
+  int32_t mtime_year = 0;
+  int32_t current_year = 1970;
+  // Headers carry local time without a zone; this offset (seconds east of
+  // UTC) converts them when the envelope gives no zone. 0 = assume UTC.
+  int32_t local_utc_offset_s = 0;
+  size_t max_workers = 4096;  // distinct process streams per source; beyond: merged, counted
+};
+
+// Receives the parser's output. Views inside LogRecord are valid only for the
+// call; Traceback is passed by const reference and may be copied.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void OnRecord(const LogRecord& record) = 0;
+  // Called when a traceback is complete (exception line), or flushed by a
+  // foreign line, Tick() or Finish().
+  virtual void OnTraceback(const Traceback& traceback) = 0;
+};
+
+// The process streams of one source. Stable addresses.
+class WorkerTable {
+ public:
+  const WorkerInfo& Get(uint32_t id) const { return *workers_[id]; }
+  size_t size() const { return workers_.size(); }
+  // Finds or adds the stream; returns the shared overflow entry past the cap.
+  WorkerInfo* Intern(ProcessRole role, std::string_view name, int32_t pid, std::string_view ip,
+                     size_t max_workers, bool* overflowed);
+  WorkerInfo* Unprefixed();  // the stream of lines without a process prefix
+
+ private:
+  std::vector<std::unique_ptr<WorkerInfo>> workers_;
+};
+
+class SourceParser {
+ public:
+  SourceParser(uint32_t source_id, std::string source_name, ParserOptions options,
+               PipelineEvents& events, RecordSink& sink);
+  ~SourceParser();
+  SourceParser(const SourceParser&) = delete;
+  SourceParser& operator=(const SourceParser&) = delete;
+
+  // Feeds one physical line without its '\n'. Never throws.
+  void Feed(std::string_view line);
+  // Flushes tracebacks idle since before now_us - traceback_timeout_us.
+  void Tick(int64_t now_us);
+  // End of input: flushes joined partials and every open traceback.
+  void Finish();
+
+  Envelope envelope() const;  // detected (or configured) envelope; kAuto until decided
+  const WorkerTable& workers() const;
+  const std::string& source_name() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fingerprintd::parse

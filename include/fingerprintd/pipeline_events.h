@@ -1,0 +1,66 @@
+// PipelineEvents: the one interface through which every stage reports what a
+// user may want counted. Only sink/metrics knows Prometheus; tests use
+// testing::CountingEvents. Stages hold a reference and call it on their thread;
+// implementations must be cheap (called per line) and, for the daemon,
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace fingerprintd {
+
+// Why a line (or part of one) was not processed as-is.
+enum class DropReason : uint8_t {
+  kLineTooLong = 0,     // truncated at the line byte cap
+  kPartialTooLong,      // CRI/Docker partial fragments joined beyond the cap
+  kInvalidUtf8,         // bytes replaced (line kept, counted)
+  kBinary,              // NUL/control bytes; line kept, counted
+  kBadEnvelope,         // declared envelope did not parse; line passed as plain
+  kTracebackTruncated,  // traceback frame/byte cap hit
+  kStateEvicted,        // per-stream/window state evicted at its cap
+  kCount
+};
+std::string_view DropReasonName(DropReason reason);  // "line_too_long", ...
+
+// Why an event time had to be guessed.
+enum class TimeFallback : uint8_t {
+  kYearFromMtime = 0,   // year taken from the file's mtime
+  kYearFromClock,       // year taken from the (injected) current year
+  kNoTimestamp,         // line had no time at all; previous time of the stream kept
+  kCount
+};
+std::string_view TimeFallbackName(TimeFallback fallback);
+
+class PipelineEvents {
+ public:
+  virtual ~PipelineEvents() = default;
+
+  virtual void LineRead(std::string_view source, uint64_t bytes) = 0;
+  virtual void LineDropped(DropReason reason) = 0;
+  virtual void TimeGuessed(TimeFallback fallback) = 0;
+  virtual void TracebackAssembled() = 0;
+  virtual void RuleMatched(std::string_view rule, std::string_view stage) = 0;
+  virtual void IncidentOpened(std::string_view rule, std::string_view rule_class,
+                              std::string_view severity) = 0;
+  virtual void IncidentUpdated(std::string_view rule) = 0;
+  // The live daemon's file tailer; replay never calls these.
+  virtual void FileRotated() = 0;
+  virtual void FileTruncated() = 0;
+};
+
+// Does nothing; for callers that do not count.
+class NullPipelineEvents final : public PipelineEvents {
+ public:
+  void LineRead(std::string_view, uint64_t) override {}
+  void LineDropped(DropReason) override {}
+  void TimeGuessed(TimeFallback) override {}
+  void TracebackAssembled() override {}
+  void RuleMatched(std::string_view, std::string_view) override {}
+  void IncidentOpened(std::string_view, std::string_view, std::string_view) override {}
+  void IncidentUpdated(std::string_view) override {}
+  void FileRotated() override {}
+  void FileTruncated() override {}
+};
+
+}  // namespace fingerprintd

@@ -1,0 +1,229 @@
+// The rule stage: a compiled rule pack (RuleSet) and the per-source engine
+// (RuleEngine) that runs it over parsed records and tracebacks.
+//
+//   StatusOr<std::shared_ptr<const RuleSet>> pack = rules::LoadRuleDir("rules/");
+//   rules::RuleEngine engine(**pack, source_id, events, hit_sink);
+//   parse::SourceParser parser(source_id, name, options, events, engine);  // engine is a RecordSink
+//
+// Rules are YAML (format in rules/README.md). Loading is all-or-nothing: the
+// first error returns `file:line: rule <id>: <field>: <reason>`. Every stage
+// pattern and fact pattern of the pack sits behind one literal prefilter
+// (FilteredRE2 atoms matched by one case-insensitive RE2::Set), so a line that
+// contains none of the pack's literals costs one DFA pass and no regex work.
+//
+// Threading: a RuleSet is immutable and shared (shared_ptr, swapped whole on
+// reload). A RuleEngine is single-threaded, one per source; it allocates only
+// when a pattern matches. No wall clock: maxspan runs on event time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fingerprintd/log_record.h"
+#include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/status.h"
+#include "fingerprintd/traceback.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace fingerprintd::rules {
+
+enum class Confidence : uint8_t { kPartial = 0, kConfirmed };
+std::string_view ConfidenceName(Confidence c);  // "partial" | "confirmed"
+
+// Severity order: info < warning < error < critical.
+enum class Severity : uint8_t { kInfo = 0, kWarning, kError, kCritical };
+std::string_view SeverityName(Severity s);
+bool ParseSeverity(std::string_view text, Severity* out);
+
+// The classes of DESIGN.md §1.
+bool IsValidRuleClass(std::string_view text);
+
+struct FramePattern {
+  std::shared_ptr<const re2::RE2> file;      // null = any
+  std::shared_ptr<const re2::RE2> function;  // null = any
+};
+
+struct Stage {
+  std::string id;
+  Level level = Level::kInfo;  // minimum level
+  std::vector<std::string> patterns;
+  bool required = false;
+  bool symptom = false;
+};
+
+struct TracebackClause {
+  std::shared_ptr<const re2::RE2> exception;  // against ExceptionBlock::type
+  std::shared_ptr<const re2::RE2> message;    // null = any
+  std::vector<FramePattern> frames;           // ordered subsequence
+};
+
+struct Veto {
+  std::optional<FramePattern> frame;          // a frame anywhere in the matched block
+  std::shared_ptr<const re2::RE2> message;    // against the block's exception message
+};
+
+// An embedded test: the log is replayed alone, as one deployment, through the
+// whole pack; it must yield exactly `expect` (order irrelevant).
+struct RuleTest {
+  struct Expected {
+    std::string rule;
+    std::string confidence;  // "" = any
+    int affected = -1;       // -1 = any
+  };
+  std::string name;
+  std::string log;
+  std::vector<Expected> expect;
+  int line = 0;  // YAML line of the test, for messages
+};
+
+struct Rule {
+  std::string id;
+  std::string title;
+  std::string rule_class;
+  Severity severity = Severity::kError;
+  std::string library;  // kernel library for the capability check ("" = none)
+  std::string phase;
+  int64_t maxspan_us = 30LL * 60 * 1'000'000;
+  int64_t window_us = 120LL * 1'000'000;
+  bool fallback = false;
+  std::vector<Stage> stages;
+  size_t symptom_stage = 0;
+  std::optional<TracebackClause> traceback;
+  std::vector<Veto> unless;
+  std::vector<std::string> facts;
+  std::string explanation;
+  std::vector<std::string> remediation;
+  std::vector<RuleTest> tests;
+  std::string file;  // where it was loaded from
+};
+
+struct FactExtractor {
+  std::string name;
+  std::vector<std::string> patterns;  // group 1 is the value
+};
+
+struct KernelSupport {
+  std::string library;
+  std::vector<std::string> implements;  // "9.0", "10.0"
+  std::string note;
+};
+
+class RuleSet;
+StatusOr<std::shared_ptr<const RuleSet>> LoadRuleDir(const std::string& dir);
+StatusOr<std::shared_ptr<const RuleSet>> LoadEmbeddedRules();
+// `files` are (file name, YAML text); `facts.yaml` holds facts and kernel_support.
+StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
+    const std::vector<std::pair<std::string, std::string>>& files);
+
+class RuleSet {
+ public:
+  ~RuleSet();
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::vector<FactExtractor>& facts() const { return facts_; }
+  const std::vector<KernelSupport>& kernel_support() const { return kernel_support_; }
+  const Rule* Find(std::string_view id) const;
+  const KernelSupport* FindLibrary(std::string_view library) const;
+
+  // What a prefilter pattern id refers to.
+  struct PatternRef {
+    enum Kind : uint8_t { kStage, kFact } kind;
+    uint32_t owner;  // rule index or fact index
+    uint32_t stage;  // stage index (kStage)
+  };
+  // Appends the ids of every pattern matching `text` to `out` (cleared first).
+  // `atoms` is scratch space reused between calls.
+  void Match(std::string_view text, std::vector<int>* atoms, std::vector<int>* out) const;
+  const PatternRef& Ref(int id) const { return refs_[id]; }
+  const re2::RE2& Pattern(int id) const;
+
+ private:
+  friend StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
+      const std::vector<std::pair<std::string, std::string>>& files);
+  RuleSet();
+  Status Compile();
+
+  std::vector<Rule> rules_;
+  std::vector<FactExtractor> facts_;
+  std::vector<KernelSupport> kernel_support_;
+  std::vector<PatternRef> refs_;
+  struct Prefilter;
+  std::unique_ptr<Prefilter> prefilter_;
+};
+
+// One line of evidence: where it was and what it said (ANSI removed).
+struct EvidenceLine {
+  uint32_t source_id = 0;
+  uint64_t line = 0;
+  int64_t time_us = 0;
+  std::string stage;  // stage id, "traceback", or "" for context
+  std::string text;
+};
+
+// A rule matched in one process stream.
+struct RuleHit {
+  const Rule* rule = nullptr;
+  uint32_t source_id = 0;
+  WorkerInfo worker;  // copy: name, role, pid, ip, indices, rank
+  Confidence confidence = Confidence::kPartial;
+  int64_t first_time_us = 0;  // earliest matched stage
+  int64_t time_us = 0;        // the symptom's time
+  std::vector<EvidenceLine> stages;  // one per matched stage, in order
+  std::string exception;             // "RuntimeError: Assertion error (...): Unknown SF transformation"
+  std::string traceback_fingerprint;  // "" if no traceback with frames
+  std::vector<std::string> frames;    // "module:function" of the matched block, outermost first
+  // Ray re-raises name the remote actor: "(pid=2346, ip=10.10.10.1, ...)".
+  int32_t origin_pid = -1;
+  std::string origin_ip;
+};
+
+// Receives hits and the facts of a source. Called on the engine's thread.
+class HitSink {
+ public:
+  virtual ~HitSink() = default;
+  virtual void OnHit(RuleHit hit) = 0;
+  // A fact seen for the first time in this source (first value wins).
+  virtual void OnFact(uint32_t source_id, const std::string& name, const std::string& value) = 0;
+  // A process stream produced its first record.
+  virtual void OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) = 0;
+  // A process stream's rank became known after its first record (Ray).
+  virtual void OnWorkerRank(uint32_t source_id, const WorkerInfo& worker) = 0;
+};
+
+// Traceback fingerprint (Sentry-like): exception type + ordered module:function
+// frames of the block, no line numbers; "v1:" + 16 hex digits.
+std::string TracebackFingerprint(const ExceptionBlock& block);
+// "vllm/utils/deep_gemm.py" -> "vllm.utils.deep_gemm" (site/dist-packages stripped).
+std::string ModuleOfFile(std::string_view file);
+
+class RuleEngine final : public parse::RecordSink {
+ public:
+  struct Options {
+    size_t max_streams = 4096;  // per-source stream states; beyond: evicted, counted
+  };
+  RuleEngine(std::shared_ptr<const RuleSet> rules, uint32_t source_id, PipelineEvents& events,
+             HitSink& sink);
+  RuleEngine(std::shared_ptr<const RuleSet> rules, uint32_t source_id, PipelineEvents& events,
+             HitSink& sink, Options options);
+  ~RuleEngine() override;
+
+  void OnRecord(const LogRecord& record) override;
+  void OnTraceback(const Traceback& traceback) override;
+  // End of input: resolves pending symptoms without a traceback.
+  void Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fingerprintd::rules

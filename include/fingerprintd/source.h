@@ -1,0 +1,103 @@
+// Sources for replay: reading files (plain or gzip), directories and stdin,
+// split into lines and fed through parse -> rules -> correlate, the same path
+// the live daemon uses.
+//
+//   source::ReplayOptions options;
+//   options.paths = {"logs/"};
+//   source::ReplayStats stats;
+//   Status s = source::Replay(options, rule_set, events, incident_sink, &stats);
+//
+// Threading: Replay runs on the calling thread. No wall clock: the current
+// year for headers without one is ReplayOptions::parser.current_year.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fingerprintd/correlate.h"
+#include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/rules.h"
+#include "fingerprintd/status.h"
+
+namespace fingerprintd::source {
+
+// Splits a byte stream into lines without '\n'. Lines longer than max_line_bytes
+// are cut at the cap (the rest of the line is skipped) and counted. The last
+// line is delivered at Finish() even without a terminator.
+class LineSplitter {
+ public:
+  LineSplitter(size_t max_line_bytes, PipelineEvents& events) : max_(max_line_bytes), events_(events) {}
+  // Calls on_line(view) for every complete line in `bytes`; views are valid for the call.
+  void Append(std::string_view bytes, const std::function<void(std::string_view)>& on_line);
+  void Finish(const std::function<void(std::string_view)>& on_line);
+
+ private:
+  size_t max_;
+  PipelineEvents& events_;
+  std::string partial_;
+  bool skipping_ = false;  // inside the ignored tail of an over-long line
+};
+
+// One input of a replay: the ordered pieces of one log stream (a file and its
+// rotated predecessors) and the deployment it belongs to.
+struct ReplaySource {
+  std::string name;                 // shown in evidence
+  std::vector<std::string> pieces;  // oldest first; "-" = stdin
+  std::string deployment;
+};
+
+struct ReplayOptions {
+  std::vector<std::string> paths;           // files, directories, "-"
+  std::map<std::string, std::string> labels;  // label "deployment" names the deployment
+  std::string deployment_from;              // RE2 over the path; capture groups joined by '/'
+  parse::ParserOptions parser;
+  size_t read_chunk_bytes = 1 << 20;
+};
+
+struct ReplayStats {
+  uint64_t files = 0;
+  uint64_t lines = 0;
+  uint64_t bytes = 0;
+  uint64_t incidents = 0;  // distinct incident ids
+};
+
+// Expands paths into sources: directories recursively in a stable order,
+// rotated pieces (`0.log.20260104-143410[.gz]`, `x-json.log.1[.gz]`) joined to
+// their live file, deployment from labels / deployment_from / path.
+StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options);
+
+// Replays every source through parse -> rules -> correlate into `sink`.
+Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,
+              PipelineEvents& events, correlate::IncidentSink& sink, ReplayStats* stats);
+
+// Replays one in-memory log (rule tests, fixtures) as one source of one deployment.
+void ReplayText(std::string_view text, const std::string& name, const std::string& deployment,
+                const parse::ParserOptions& parser, std::shared_ptr<const rules::RuleSet> rules,
+                PipelineEvents& events, correlate::IncidentSink& sink);
+
+}  // namespace fingerprintd::source
+
+namespace fingerprintd::source {
+
+// The result of one embedded rule test (rules/*.yaml `tests:`).
+struct RuleTestResult {
+  std::string rule;
+  std::string test;
+  std::string file;
+  int line = 0;
+  bool passed = false;
+  std::string detail;  // what differed, when it failed
+};
+
+// Runs every embedded test of every rule: its log replayed alone, as one
+// deployment, through the whole pack; the incidents must equal `expect`.
+std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> rules,
+                                         int current_year);
+
+}  // namespace fingerprintd::source

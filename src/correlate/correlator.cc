@@ -1,0 +1,430 @@
+// Correlator: rule hits -> one incident per (deployment, rule, window).
+// See include/fingerprintd/correlate.h for the contract.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "correlate/explanation.h"
+#include "fingerprintd/correlate.h"
+
+namespace fingerprintd::correlate {
+namespace {
+
+using rules::Confidence;
+using rules::RuleHit;
+
+struct KnownWorker {
+  WorkerInfo info;
+  uint32_t source_id = 0;
+};
+
+struct Deployment {
+  std::string name;
+  std::map<std::string, std::string> facts;  // first value wins
+  std::vector<KnownWorker> workers;          // worker-role streams seen
+};
+
+struct WorkerHits {
+  std::string label;
+  int32_t pid = -1;
+  std::string ip;
+  int32_t rank = -1;
+  const WorkerInfo* seen = nullptr;  // stream info if the worker's own lines were seen
+  std::vector<RuleHit> hits;         // its own hits (role worker) or re-raises naming it
+  bool own = false;                  // it reported itself (not only through a re-raise)
+};
+
+struct OpenIncident {
+  const rules::Rule* rule = nullptr;
+  Deployment* deployment = nullptr;
+  std::string id;
+  int64_t first_seen_us = 0, last_seen_us = 0;
+  std::vector<WorkerHits> workers;
+  std::vector<RuleHit> reraises;  // engine core / API server copies without a known origin
+  int revision = 0;
+  bool dirty = false;  // changed since last emission
+  uint64_t order = 0;  // creation order, for deterministic emission
+};
+
+bool SameProcess(int32_t pid_a, const std::string& ip_a, int32_t pid_b, const std::string& ip_b) {
+  if (pid_a < 0 || pid_a != pid_b) return false;
+  return ip_a.empty() || ip_b.empty() || ip_a == ip_b;
+}
+
+std::string Hex64(uint64_t v) {
+  char out[20];
+  std::snprintf(out, sizeof(out), "%016llx", static_cast<unsigned long long>(v));
+  return out;
+}
+
+uint64_t Fnv(std::initializer_list<std::string_view> parts) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (std::string_view part : parts) {
+    for (unsigned char c : part) {
+      hash ^= c;
+      hash *= 1099511628211ULL;
+    }
+    hash ^= 0x1f;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+int ParseInt(const std::map<std::string, std::string>& facts, const std::string& name) {
+  auto it = facts.find(name);
+  if (it == facts.end()) return 0;
+  try {
+    return std::stoi(it->second);
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+struct Correlator::Impl {
+  std::shared_ptr<const rules::RuleSet> rules;
+  PipelineEvents& events;
+  IncidentSink& sink;
+  Options options;
+  std::vector<std::string> source_names;
+  std::vector<Deployment*> source_deployment;
+  std::map<std::string, std::unique_ptr<Deployment>> deployments;
+  std::vector<std::unique_ptr<OpenIncident>> open;
+  uint64_t next_order = 0;
+
+  Impl(std::shared_ptr<const rules::RuleSet> r, PipelineEvents& e, IncidentSink& s, Options o)
+      : rules(std::move(r)), events(e), sink(s), options(o) {}
+
+  Deployment* DeploymentFor(uint32_t source_id) {
+    return source_id < source_deployment.size() ? source_deployment[source_id] : nullptr;
+  }
+
+  int TensorParallel(const Deployment& d) const { return ParseInt(d.facts, "tensor_parallel_size"); }
+
+  int Expected(const Deployment& d) const {
+    int tp = TensorParallel(d);
+    if (tp > 0) {
+      int pp = std::max(1, ParseInt(d.facts, "pipeline_parallel_size"));
+      return tp * pp;
+    }
+    return static_cast<int>(d.workers.size());
+  }
+
+  const KnownWorker* FindWorker(const Deployment& d, int32_t pid, const std::string& ip) const {
+    for (const KnownWorker& w : d.workers) {
+      if (SameProcess(w.info.pid, w.info.ip, pid, ip)) return &w;
+    }
+    return nullptr;
+  }
+
+  void OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) {
+    Deployment* d = DeploymentFor(source_id);
+    if (d == nullptr || worker.role != ProcessRole::kWorker) return;
+    for (KnownWorker& w : d->workers) {
+      if (w.info.pid >= 0 ? SameProcess(w.info.pid, w.info.ip, worker.pid, worker.ip)
+                          : w.info.Label() == worker.Label()) {
+        if (worker.rank >= 0) w.info.rank = worker.rank;
+        return;
+      }
+    }
+    d->workers.push_back(KnownWorker{worker, source_id});
+  }
+
+  void OnFact(uint32_t source_id, const std::string& name, const std::string& value) {
+    Deployment* d = DeploymentFor(source_id);
+    if (d != nullptr) d->facts.emplace(name, value);
+  }
+
+  OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule, int64_t time_us) {
+    for (auto& inc : open) {
+      if (inc->deployment != d || inc->rule != rule) continue;
+      if (time_us == 0 || inc->first_seen_us == 0) return inc.get();
+      int64_t lo = inc->first_seen_us - rule->window_us, hi = inc->first_seen_us + rule->window_us;
+      if (time_us >= lo && time_us <= hi) return inc.get();
+    }
+    return nullptr;
+  }
+
+  OpenIncident* Open(Deployment* d, const RuleHit& hit) {
+    if (open.size() >= options.max_open_incidents) {
+      events.LineDropped(DropReason::kStateEvicted);
+      EmitAndClose(0);
+    }
+    auto inc = std::make_unique<OpenIncident>();
+    inc->rule = hit.rule;
+    inc->deployment = d;
+    inc->first_seen_us = hit.first_time_us;
+    inc->last_seen_us = hit.time_us;
+    inc->order = next_order++;
+    int64_t bucket = hit.time_us > 0 ? hit.time_us / hit.rule->window_us : 0;
+    inc->id = "inc-" + Hex64(Fnv({d->name, hit.rule->id, hit.traceback_fingerprint,
+                                  std::to_string(bucket)}));
+    open.push_back(std::move(inc));
+    return open.back().get();
+  }
+
+  void OnHit(RuleHit hit) {
+    Deployment* d = DeploymentFor(hit.source_id);
+    if (d == nullptr || hit.rule == nullptr) return;
+    OpenIncident* inc = FindOpen(d, hit.rule, hit.time_us);
+    if (inc == nullptr) inc = Open(d, hit);
+    if (hit.first_time_us != 0 &&
+        (inc->first_seen_us == 0 || hit.first_time_us < inc->first_seen_us)) {
+      inc->first_seen_us = hit.first_time_us;
+    }
+    inc->last_seen_us = std::max(inc->last_seen_us, hit.time_us);
+    inc->dirty = true;
+    AddHit(*d, inc, std::move(hit));
+    if (!inc->rule->fallback && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
+  }
+
+  void AddHit(const Deployment& d, OpenIncident* inc, RuleHit hit) {
+    bool own = hit.worker.role == ProcessRole::kWorker;
+    int32_t pid = own ? hit.worker.pid : hit.origin_pid;
+    std::string ip = own ? hit.worker.ip : hit.origin_ip;
+    if (!own && pid < 0) {
+      inc->reraises.push_back(std::move(hit));
+      return;
+    }
+    for (WorkerHits& w : inc->workers) {
+      bool same = pid >= 0 ? SameProcess(w.pid, w.ip, pid, ip)
+                           : (w.pid < 0 && w.label == hit.worker.Label());
+      if (same) {
+        if (own && !w.own) {
+          w.own = true;
+          w.label = hit.worker.Label();
+          if (hit.worker.rank >= 0) w.rank = hit.worker.rank;
+        }
+        w.hits.push_back(std::move(hit));
+        return;
+      }
+    }
+    WorkerHits w;
+    w.pid = pid;
+    w.ip = ip;
+    w.own = own;
+    if (own) {
+      w.label = hit.worker.Label();
+      w.rank = hit.worker.GlobalRank(TensorParallel(d));
+    } else if (const KnownWorker* known = FindWorker(d, pid, ip)) {
+      w.label = known->info.Label();
+      w.rank = known->info.GlobalRank(TensorParallel(d));
+    } else {
+      w.label = "pid=" + std::to_string(pid) + (ip.empty() ? "" : " ip=" + ip);
+    }
+    w.hits.push_back(std::move(hit));
+    inc->workers.push_back(std::move(w));
+  }
+
+  bool AllReported(const OpenIncident& inc) const {
+    int expected = Expected(*inc.deployment);
+    return expected > 0 && static_cast<int>(inc.workers.size()) >= expected;
+  }
+
+  bool SuppressedFallback(const OpenIncident& inc) const {
+    if (!inc.rule->fallback) return false;
+    for (const auto& other : open) {
+      if (other.get() == &inc || other->rule->fallback || other->deployment != inc.deployment)
+        continue;
+      int64_t w = inc.rule->window_us;
+      if (inc.first_seen_us == 0 || other->first_seen_us == 0 ||
+          (other->last_seen_us >= inc.first_seen_us - w &&
+           other->first_seen_us <= inc.last_seen_us + w)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void Emit(OpenIncident& inc) {
+    ++inc.revision;
+    inc.dirty = false;
+    Incident out = Build(inc);
+    if (inc.revision == 1) {
+      events.IncidentOpened(inc.rule->id, inc.rule->rule_class,
+                            rules::SeverityName(inc.rule->severity));
+    } else {
+      events.IncidentUpdated(inc.rule->id);
+    }
+    sink.OnIncident(out);
+  }
+
+  // Emits (if changed) and drops incidents whose window ended before `now_us`
+  // (now_us == 0: the oldest one only; used when the open-incident cap is hit).
+  void EmitAndClose(int64_t now_us) {
+    std::vector<OpenIncident*> closing;
+    if (now_us == 0) {
+      if (!open.empty()) closing.push_back(open.front().get());
+    } else {
+      for (auto& inc : open) {
+        if (inc->last_seen_us != 0 && inc->last_seen_us + inc->rule->window_us < now_us) {
+          closing.push_back(inc.get());
+        }
+      }
+    }
+    // Non-fallback incidents first, so that a fallback sees them when deciding.
+    std::stable_sort(closing.begin(), closing.end(), [](OpenIncident* a, OpenIncident* b) {
+      return !a->rule->fallback && b->rule->fallback;
+    });
+    for (OpenIncident* inc : closing) {
+      if (inc->dirty && !SuppressedFallback(*inc)) Emit(*inc);
+    }
+    std::set<OpenIncident*> gone(closing.begin(), closing.end());
+    open.erase(std::remove_if(open.begin(), open.end(),
+                              [&](const auto& inc) { return gone.count(inc.get()) > 0; }),
+               open.end());
+  }
+
+  void Finish() {
+    std::vector<OpenIncident*> all;
+    for (auto& inc : open) all.push_back(inc.get());
+    std::stable_sort(all.begin(), all.end(), [](OpenIncident* a, OpenIncident* b) {
+      if (a->rule->fallback != b->rule->fallback) return !a->rule->fallback;
+      return a->order < b->order;
+    });
+    for (OpenIncident* inc : all) {
+      if (inc->dirty && !SuppressedFallback(*inc)) Emit(*inc);
+    }
+    open.clear();
+  }
+
+  Incident Build(const OpenIncident& inc) const;
+};
+
+Incident Correlator::Impl::Build(const OpenIncident& inc) const {
+  const rules::Rule& rule = *inc.rule;
+  const Deployment& d = *inc.deployment;
+  Incident out;
+  out.incident_id = inc.id;
+  out.rule = &rule;
+  out.deployment = d.name;
+  out.first_seen_us = inc.first_seen_us;
+  out.last_seen_us = inc.last_seen_us;
+  out.revision = inc.revision;
+  out.remediation = rule.remediation;
+
+  // Affected workers; with no worker at all (TP=1 uni executor, or only the
+  // engine core's copy survived) the failing process is the engine core.
+  out.affected = static_cast<int>(inc.workers.size());
+  if (out.affected == 0 && !inc.reraises.empty()) out.affected = 1;
+  out.expected = std::max(Expected(d), out.affected);
+  int tp = TensorParallel(d);
+  std::map<std::string, int> fingerprints;
+  std::vector<const RuleHit*> all_hits;
+  for (const WorkerHits& w : inc.workers) {
+    out.workers.push_back(w.label);
+    int32_t rank = w.rank;
+    if (rank < 0 && w.pid >= 0) {
+      if (const KnownWorker* known = FindWorker(d, w.pid, w.ip)) rank = known->info.GlobalRank(tp);
+    }
+    if (rank >= 0) out.ranks.push_back(rank);
+    std::string fp;
+    for (const RuleHit& h : w.hits) {
+      if (!h.traceback_fingerprint.empty()) fp = h.traceback_fingerprint;
+      all_hits.push_back(&h);
+    }
+    ++fingerprints[fp];
+  }
+  for (const RuleHit& h : inc.reraises) {
+    all_hits.push_back(&h);
+    if (inc.workers.empty()) ++fingerprints[h.traceback_fingerprint];
+  }
+  std::sort(out.workers.begin(), out.workers.end());
+  std::sort(out.ranks.begin(), out.ranks.end());
+  out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
+  out.identical = fingerprints.size() == 1 && !fingerprints.begin()->first.empty();
+  int best = 0;
+  for (const auto& [fp, count] : fingerprints) {
+    if (!fp.empty() && count > best) {
+      best = count;
+      out.traceback_fingerprint = fp;
+    }
+  }
+
+  for (const RuleHit* h : all_hits) {
+    if (h->confidence == Confidence::kConfirmed) out.confidence = Confidence::kConfirmed;
+    if (out.exception.empty()) out.exception = h->exception;
+  }
+
+  // Stages: matched if any hit matched them; line refs capped.
+  for (const rules::Stage& stage : rule.stages) {
+    IncidentStage s{stage.id, stage.required, false, {}};
+    for (const RuleHit* h : all_hits) {
+      for (const rules::EvidenceLine& e : h->stages) {
+        if (e.stage != stage.id) continue;
+        s.matched = true;
+        if (s.lines.size() < 8) s.lines.emplace_back(source_names[e.source_id], e.line);
+      }
+    }
+    out.stages.push_back(std::move(s));
+  }
+
+  // Evidence: per hit its stage lines, then its exception, capped; worker
+  // hits first (ordered by worker label), re-raises last.
+  std::set<std::pair<uint32_t, uint64_t>> used;
+  auto add = [&](uint32_t source, uint64_t line, const std::string& text) {
+    if (out.evidence.size() >= options.max_evidence) return;
+    if (!used.insert({source, line}).second) return;
+    out.evidence.push_back(IncidentEvidence{source_names[source], line, text});
+  };
+  std::vector<const WorkerHits*> ordered;
+  for (const WorkerHits& w : inc.workers) ordered.push_back(&w);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const WorkerHits* a, const WorkerHits* b) { return a->label < b->label; });
+  for (const WorkerHits* w : ordered) {
+    for (const RuleHit& h : w->hits) {
+      for (const rules::EvidenceLine& e : h.stages) add(e.source_id, e.line, e.text);
+    }
+  }
+  for (const RuleHit& h : inc.reraises) {
+    for (const rules::EvidenceLine& e : h.stages) add(e.source_id, e.line, e.text);
+  }
+
+  for (const std::string& name : rule.facts) {
+    auto it = d.facts.find(name);
+    if (it != d.facts.end()) out.facts[name] = it->second;
+  }
+  out.explanation = ExpandExplanation(rule, *rules, out, d.facts, tp > 0);
+  return out;
+}
+
+Correlator::Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
+                       IncidentSink& sink)
+    : Correlator(std::move(rules), events, sink, Options()) {}
+Correlator::Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
+                       IncidentSink& sink, Options options)
+    : impl_(std::make_unique<Impl>(std::move(rules), events, sink, options)) {}
+Correlator::~Correlator() = default;
+
+uint32_t Correlator::AddSource(const std::string& name, const std::string& deployment) {
+  auto& d = impl_->deployments[deployment];
+  if (!d) {
+    d = std::make_unique<Deployment>();
+    d->name = deployment;
+  }
+  impl_->source_names.push_back(name);
+  impl_->source_deployment.push_back(d.get());
+  return static_cast<uint32_t>(impl_->source_names.size() - 1);
+}
+
+const std::string& Correlator::SourceName(uint32_t source_id) const {
+  return impl_->source_names.at(source_id);
+}
+
+void Correlator::OnHit(rules::RuleHit hit) { impl_->OnHit(std::move(hit)); }
+void Correlator::OnFact(uint32_t source_id, const std::string& name, const std::string& value) {
+  impl_->OnFact(source_id, name, value);
+}
+void Correlator::OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) {
+  impl_->OnWorkerSeen(source_id, worker);
+}
+void Correlator::OnWorkerRank(uint32_t source_id, const WorkerInfo& worker) {
+  impl_->OnWorkerSeen(source_id, worker);
+}
+void Correlator::Advance(int64_t now_us) {
+  if (now_us > 0) impl_->EmitAndClose(now_us);
+}
+void Correlator::Finish() { impl_->Finish(); }
+
+}  // namespace fingerprintd::correlate

@@ -1,0 +1,87 @@
+#include "correlate/explanation.h"
+
+#include <algorithm>
+
+namespace fingerprintd::correlate {
+namespace {
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+std::string WorkersClause(const Incident& incident, bool tensor_parallel_known) {
+  std::string out = std::to_string(incident.affected) + "/" + std::to_string(incident.expected) +
+                    (tensor_parallel_known ? " tensor-parallel workers" : " workers");
+  if (incident.affected == 1 && incident.expected == 1) out = "the only worker";
+  if (incident.affected > 1) {
+    out += incident.identical ? " failed identically" : " failed with differing tracebacks";
+  } else {
+    out += " failed";
+  }
+  return out;
+}
+
+std::string CapabilityClause(const rules::Rule& rule, const rules::RuleSet& rules,
+                             const std::map<std::string, std::string>& facts) {
+  const rules::KernelSupport* support = rules.FindLibrary(rule.library);
+  auto cap = facts.find("compute_capability");
+  if (support == nullptr) {
+    if (cap == facts.end()) return "the device's compute capability was not logged";
+    return "the device reports compute capability " + cap->second;
+  }
+  std::string implemented = Join(support->implements);
+  if (cap == facts.end()) {
+    return "the device's compute capability was not logged (" + support->library +
+           " implements " + implemented + ")";
+  }
+  bool listed = std::find(support->implements.begin(), support->implements.end(), cap->second) !=
+                support->implements.end();
+  if (listed) {
+    return "the device reports compute capability " + cap->second + ", which " +
+           support->library + " lists as implemented (" + implemented + ")";
+  }
+  return "the device reports compute capability " + cap->second + ", which " + support->library +
+         " does not implement (" + implemented + ")";
+}
+
+}  // namespace
+
+std::string ExpandExplanation(const rules::Rule& rule, const rules::RuleSet& rules,
+                              const Incident& incident,
+                              const std::map<std::string, std::string>& facts,
+                              bool tensor_parallel_known) {
+  const std::string& text = rule.explanation;
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find('{', i);
+    size_t close = open == std::string::npos ? std::string::npos : text.find('}', open);
+    if (close == std::string::npos) {
+      out.append(text, i, std::string::npos);
+      break;
+    }
+    out.append(text, i, open - i);
+    std::string key = text.substr(open + 1, close - open - 1);
+    if (key == "workers") {
+      out += WorkersClause(incident, tensor_parallel_known);
+    } else if (key == "capability") {
+      out += CapabilityClause(rule, rules, facts);
+    } else if (key.rfind("fact.", 0) == 0) {
+      auto it = facts.find(key.substr(5));
+      out += it == facts.end() ? "unknown" : it->second;
+    } else {
+      out.append(text, open, close - open + 1);
+    }
+    i = close + 1;
+  }
+  // Sentence case: the template may start with a placeholder.
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
+  return out;
+}
+
+}  // namespace fingerprintd::correlate

@@ -1,0 +1,177 @@
+// Incident renderers: the JSON object of DESIGN.md §6 (field order fixed, so
+// output is byte-identical across runs) and a text block for people.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+#include "fingerprintd/correlate.h"
+
+namespace fingerprintd::correlate {
+namespace {
+
+// Days since 1970-01-01 -> civil date (Howard Hinnant's algorithm).
+void CivilFromDays(int64_t z, int* y, unsigned* m, unsigned* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t yy = static_cast<int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = static_cast<int>(yy + (*m <= 2));
+}
+
+nlohmann::ordered_json TimeOrNull(int64_t time_us) {
+  if (time_us == 0) return nullptr;
+  return FormatRfc3339(time_us);
+}
+
+// Evidence text is for people and JSON: drop control bytes and invalid UTF-8
+// so that one garbage byte in a log never breaks the incident line.
+std::string Printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out += (c < 0x20 || c == 0x7f) ? ' ' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    }
+    if (ok) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatRfc3339(int64_t time_us) {
+  int64_t secs = time_us / 1'000'000;
+  int64_t micros = time_us % 1'000'000;
+  if (micros < 0) {
+    micros += 1'000'000;
+    --secs;
+  }
+  int64_t days = secs / 86400;
+  int64_t rem = secs % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  int y;
+  unsigned m, d;
+  CivilFromDays(days, &y, &m, &d);
+  char out[40];
+  int n = std::snprintf(out, sizeof(out), "%04d-%02u-%02uT%02d:%02d:%02d", y, m, d,
+                        static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60),
+                        static_cast<int>(rem % 60));
+  if (micros != 0) {
+    std::snprintf(out + n, sizeof(out) - n, ".%06lldZ", static_cast<long long>(micros));
+  } else {
+    std::snprintf(out + n, sizeof(out) - n, "Z");
+  }
+  return out;
+}
+
+std::string IncidentToJson(const Incident& incident) {
+  using nlohmann::ordered_json;
+  const rules::Rule& rule = *incident.rule;
+  ordered_json j;
+  j["schema"] = "fingerprintd/incident/v1";
+  j["incident_id"] = incident.incident_id;
+  j["rule"] = rule.id;
+  j["class"] = rule.rule_class;
+  j["severity"] = rules::SeverityName(rule.severity);
+  j["confidence"] = rules::ConfidenceName(incident.confidence);
+  j["title"] = rule.title;
+  j["deployment"] = Printable(incident.deployment);
+  j["workers"] = {{"expected", incident.expected},
+                  {"affected", incident.affected},
+                  {"ranks", incident.ranks},
+                  {"labels", incident.workers}};
+  j["identical"] = incident.identical;
+  j["first_seen"] = TimeOrNull(incident.first_seen_us);
+  j["last_seen"] = TimeOrNull(incident.last_seen_us);
+  ordered_json stages = ordered_json::array();
+  for (const IncidentStage& s : incident.stages) {
+    ordered_json lines = ordered_json::array();
+    for (const auto& [source, line] : s.lines) {
+      lines.push_back({{"source", Printable(source)}, {"line", line}});
+    }
+    stages.push_back(
+        {{"id", s.id}, {"required", s.required}, {"matched", s.matched}, {"evidence", lines}});
+  }
+  j["stages"] = stages;
+  ordered_json facts = ordered_json::object();
+  for (const auto& [k, v] : incident.facts) facts[k] = Printable(v);
+  j["facts"] = facts;
+  ordered_json evidence = ordered_json::array();
+  for (const IncidentEvidence& e : incident.evidence) {
+    evidence.push_back(
+        {{"source", Printable(e.source)}, {"line", e.line}, {"text", Printable(e.text)}});
+  }
+  j["evidence"] = evidence;
+  j["explanation"] = Printable(incident.explanation);
+  j["remediation"] = incident.remediation;
+  j["phase"] = rule.phase;
+  j["exception"] = Printable(incident.exception);
+  j["traceback_fingerprint"] = incident.traceback_fingerprint;
+  j["revision"] = incident.revision;
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string IncidentToText(const Incident& incident) {
+  const rules::Rule& rule = *incident.rule;
+  std::ostringstream out;
+  out << "INCIDENT " << incident.incident_id << "  [" << rules::SeverityName(rule.severity) << "] "
+      << rule.title << "\n";
+  out << "  rule:        " << rule.id << " (" << rules::ConfidenceName(incident.confidence)
+      << ")\n";
+  out << "  class:       " << rule.rule_class << "\n";
+  out << "  deployment:  " << Printable(incident.deployment) << "\n";
+  out << "  workers:     " << incident.affected << "/" << incident.expected << " affected";
+  if (!incident.ranks.empty()) {
+    out << ", ranks";
+    for (size_t i = 0; i < incident.ranks.size(); ++i) out << (i ? "," : " ") << incident.ranks[i];
+  }
+  out << (incident.identical ? ", identical traceback" : "") << "\n";
+  if (incident.first_seen_us != 0) {
+    out << "  seen:        " << FormatRfc3339(incident.first_seen_us) << " .. "
+        << FormatRfc3339(incident.last_seen_us) << "\n";
+  }
+  if (!incident.facts.empty()) {
+    out << "  facts:      ";
+    for (const auto& [k, v] : incident.facts) out << " " << k << "=" << Printable(v);
+    out << "\n";
+  }
+  if (!incident.exception.empty()) out << "  exception:   " << Printable(incident.exception) << "\n";
+  out << "  why:         " << Printable(incident.explanation) << "\n";
+  out << "  evidence:\n";
+  size_t shown = 0;
+  for (const IncidentEvidence& e : incident.evidence) {
+    if (++shown > 6) break;
+    std::string text = Printable(e.text);
+    if (text.size() > 160) text = text.substr(0, 157) + "...";
+    out << "    " << Printable(e.source) << ":" << e.line << "  " << text << "\n";
+  }
+  out << "  remedies:\n";
+  for (const std::string& r : incident.remediation) out << "    - " << r << "\n";
+  return out.str();
+}
+
+}  // namespace fingerprintd::correlate

@@ -1,0 +1,327 @@
+// RuleEngine: runs a RuleSet over the records and tracebacks of one source.
+//
+// Per process stream it keeps, for each rule that has matched something, the
+// latest line of each stage. A symptom match does not decide at once: it is
+// parked as pending and resolved by what follows in the same stream —
+//   * the stream's next Traceback (the symptom was its exception line, or a
+//     message such as "WorkerProc failed to start." that precedes it): the
+//     rule's traceback clause and vetoes are checked on it;
+//   * the stream's next ordinary message line: no traceback came;
+//   * Finish(): end of input.
+// That is what tells the target from a sibling raising the same text at run
+// time (same message, different frames) and a one-line paste (partial).
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::rules {
+namespace {
+
+struct StageMatch {
+  uint64_t line = 0;
+  int64_t time_us = 0;
+  std::string text;
+};
+
+struct RuleState {
+  uint32_t rule = 0;
+  std::vector<std::optional<StageMatch>> stages;
+};
+
+struct Pending {
+  uint32_t rule = 0;
+  StageMatch symptom;
+  bool on_exception_line = false;
+};
+
+struct Stream {
+  bool seen = false;
+  int32_t rank = -1;
+  std::vector<RuleState> rules;  // only rules that matched something here
+  std::vector<Pending> pending;
+
+  RuleState& StateFor(uint32_t rule, size_t stage_count) {
+    for (RuleState& s : rules) {
+      if (s.rule == rule) return s;
+    }
+    rules.push_back(RuleState{rule, std::vector<std::optional<StageMatch>>(stage_count)});
+    return rules.back();
+  }
+};
+
+Level EffectiveLevel(const LogRecord& record) {
+  Level level = record.level == Level::kUnknown ? Level::kInfo : record.level;
+  if (record.kind == LineKind::kException && level < Level::kError) level = Level::kError;
+  return level;
+}
+
+bool MatchesFrame(const FramePattern& pattern, const Frame& frame) {
+  if (pattern.file && !RE2::PartialMatch(frame.file, *pattern.file)) return false;
+  if (pattern.function && !RE2::PartialMatch(frame.function, *pattern.function)) return false;
+  return true;
+}
+
+// True if `patterns` occur in `frames` in order, gaps allowed.
+bool MatchesFrameSequence(const std::vector<FramePattern>& patterns,
+                          const std::vector<Frame>& frames) {
+  size_t next = 0;
+  for (const Frame& frame : frames) {
+    if (next == patterns.size()) break;
+    if (MatchesFrame(patterns[next], frame)) ++next;
+  }
+  return next == patterns.size();
+}
+
+bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block) {
+  if (block.type.empty() || !RE2::PartialMatch(block.type, *clause.exception)) return false;
+  if (clause.message && !RE2::PartialMatch(block.message, *clause.message)) return false;
+  return MatchesFrameSequence(clause.frames, block.frames);
+}
+
+bool Vetoed(const Rule& rule, const ExceptionBlock& block) {
+  for (const Veto& veto : rule.unless) {
+    if (veto.message && RE2::PartialMatch(block.message, *veto.message)) return true;
+    if (veto.frame) {
+      for (const Frame& frame : block.frames) {
+        if (MatchesFrame(*veto.frame, frame)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// "sm_120" / "120" -> "12.0"; "9.0" unchanged.
+std::string NormalizeCapability(std::string value) {
+  if (value.rfind("sm_", 0) == 0) value = value.substr(3);
+  if (value.find('.') == std::string::npos && value.size() >= 2 && value.size() <= 3 &&
+      std::all_of(value.begin(), value.end(), ::isdigit)) {
+    return value.substr(0, value.size() - 1) + "." + value.substr(value.size() - 1);
+  }
+  return value;
+}
+
+}  // namespace
+
+struct RuleEngine::Impl {
+  std::shared_ptr<const RuleSet> rules;
+  uint32_t source_id;
+  PipelineEvents& events;
+  HitSink& sink;
+  Options options;
+  std::vector<Stream> streams;          // indexed by WorkerInfo::id
+  std::vector<const WorkerInfo*> workers;  // same index
+  std::vector<bool> fact_known;
+  std::vector<int> atoms, matches;      // scratch, reused per line
+  std::string capture;                  // scratch
+
+  Impl(std::shared_ptr<const RuleSet> r, uint32_t id, PipelineEvents& e, HitSink& s, Options o)
+      : rules(std::move(r)), source_id(id), events(e), sink(s), options(o) {
+    fact_known.assign(rules->facts().size(), false);
+  }
+
+  Stream* StreamFor(const WorkerInfo* worker) {
+    if (worker == nullptr) return nullptr;
+    if (worker->id >= streams.size()) {
+      if (worker->id >= options.max_streams) {
+        events.LineDropped(DropReason::kStateEvicted);
+        return nullptr;
+      }
+      streams.resize(worker->id + 1);
+      workers.resize(worker->id + 1, nullptr);
+    }
+    Stream& stream = streams[worker->id];
+    workers[worker->id] = worker;
+    if (!stream.seen) {
+      stream.seen = true;
+      stream.rank = worker->rank;
+      sink.OnWorkerSeen(source_id, *worker);
+    } else if (stream.rank != worker->rank) {
+      stream.rank = worker->rank;
+      sink.OnWorkerRank(source_id, *worker);
+    }
+    return &stream;
+  }
+
+  void OnFactMatch(uint32_t fact, int pattern_id, std::string_view text) {
+    if (fact_known[fact]) return;
+    if (!RE2::PartialMatch(text, rules->Pattern(pattern_id), &capture) || capture.empty()) return;
+    fact_known[fact] = true;
+    const std::string& name = rules->facts()[fact].name;
+    std::string value = name == "compute_capability" ? NormalizeCapability(capture) : capture;
+    sink.OnFact(source_id, name, value);
+  }
+
+  void OnRecord(const LogRecord& record) {
+    Stream* stream = StreamFor(record.worker);
+    if (stream == nullptr) return;
+    if (record.kind == LineKind::kMessage) ResolveMessagePending(*stream, record);
+    if (record.message.empty()) return;
+    rules->Match(record.message, &atoms, &matches);
+    if (matches.empty()) return;
+    Level level = EffectiveLevel(record);
+    for (int id : matches) {
+      const RuleSet::PatternRef& ref = rules->Ref(id);
+      if (ref.kind == RuleSet::PatternRef::kFact) {
+        OnFactMatch(ref.owner, id, record.message);
+        continue;
+      }
+      const Rule& rule = rules->rules()[ref.owner];
+      const Stage& stage = rule.stages[ref.stage];
+      if (level < stage.level) continue;
+      RuleState& state = stream->StateFor(ref.owner, rule.stages.size());
+      if (state.stages[ref.stage] && state.stages[ref.stage]->line == record.line_number) continue;
+      StageMatch match{record.line_number, record.time_us, std::string(record.message)};
+      events.RuleMatched(rule.id, stage.id);
+      if (stage.symptom) {
+        bool already = std::any_of(stream->pending.begin(), stream->pending.end(),
+                                   [&](const Pending& p) { return p.rule == ref.owner; });
+        if (!already) {
+          stream->pending.push_back(
+              Pending{ref.owner, match, record.kind == LineKind::kException});
+        }
+      }
+      state.stages[ref.stage] = std::move(match);
+    }
+  }
+
+  void ResolveMessagePending(Stream& stream, const LogRecord& record) {
+    if (stream.pending.empty()) return;
+    std::vector<Pending> still;
+    for (Pending& p : stream.pending) {
+      if (p.symptom.line < record.line_number) {
+        Resolve(stream, record.worker, p, nullptr);
+      } else {
+        still.push_back(std::move(p));
+      }
+    }
+    stream.pending = std::move(still);
+  }
+
+  void OnTraceback(const Traceback& tb) {
+    Stream* stream = StreamFor(tb.worker);
+    if (stream == nullptr || stream->pending.empty()) return;
+    std::vector<Pending> pending = std::move(stream->pending);
+    stream->pending.clear();
+    for (const Pending& p : pending) Resolve(*stream, tb.worker, p, &tb);
+  }
+
+  void Finish() {
+    for (size_t i = 0; i < streams.size(); ++i) {
+      std::vector<Pending> pending = std::move(streams[i].pending);
+      streams[i].pending.clear();
+      for (const Pending& p : pending) Resolve(streams[i], workers[i], p, nullptr);
+    }
+  }
+
+  // Required non-symptom stages matched in order, before the symptom and within maxspan.
+  bool RequiredStagesMatched(const Rule& rule, const RuleState& state, const StageMatch& symptom,
+                             std::vector<std::pair<size_t, const StageMatch*>>* matched) const {
+    bool ok = true;
+    uint64_t last_line = 0;
+    for (size_t s = 0; s < rule.stages.size(); ++s) {
+      if (s == rule.symptom_stage) continue;
+      const std::optional<StageMatch>& m = state.stages[s];
+      bool in_span = m && m->line <= symptom.line && m->line >= last_line &&
+                     (m->time_us == 0 || symptom.time_us == 0 ||
+                      symptom.time_us - m->time_us <= rule.maxspan_us);
+      if (in_span) {
+        matched->emplace_back(s, &*m);
+        last_line = m->line;
+      } else if (rule.stages[s].required) {
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  void Resolve(Stream& stream, const WorkerInfo* worker, const Pending& pending,
+               const Traceback* tb) {
+    const Rule& rule = rules->rules()[pending.rule];
+    const ExceptionBlock* block = nullptr;
+    bool has_frames = tb != nullptr && tb->FrameCount() > 0;
+    if (has_frames) {
+      if (rule.traceback) {
+        for (const ExceptionBlock& b : tb->blocks) {
+          if (MatchesClause(*rule.traceback, b)) {
+            block = &b;
+            break;
+          }
+        }
+        if (block == nullptr) return;  // same text, different path: a sibling's business
+      } else {
+        block = tb->RootCause();
+      }
+      if (block != nullptr && Vetoed(rule, *block)) return;
+    } else if (tb != nullptr) {
+      block = tb->RootCause();
+    }
+
+    RuleState& state = stream.StateFor(pending.rule, rule.stages.size());
+    std::vector<std::pair<size_t, const StageMatch*>> matched;
+    bool required_ok = RequiredStagesMatched(rule, state, pending.symptom, &matched);
+    bool context_ok = rule.traceback ? has_frames : true;
+
+    RuleHit hit;
+    hit.rule = &rule;
+    hit.source_id = source_id;
+    if (worker != nullptr) hit.worker = *worker;
+    hit.confidence = required_ok && context_ok ? Confidence::kConfirmed : Confidence::kPartial;
+    hit.time_us = pending.symptom.time_us;
+    hit.first_time_us = pending.symptom.time_us;
+    for (const auto& [s, m] : matched) {
+      if (m->time_us != 0 && (hit.first_time_us == 0 || m->time_us < hit.first_time_us)) {
+        hit.first_time_us = m->time_us;
+      }
+      hit.stages.push_back(EvidenceLine{source_id, m->line, m->time_us, rule.stages[s].id, m->text});
+    }
+    hit.stages.push_back(EvidenceLine{source_id, pending.symptom.line, pending.symptom.time_us,
+                                      rule.stages[rule.symptom_stage].id, pending.symptom.text});
+    std::sort(hit.stages.begin(), hit.stages.end(),
+              [](const EvidenceLine& a, const EvidenceLine& b) { return a.line < b.line; });
+    if (block != nullptr) {
+      hit.exception = block->message.empty() ? block->type : block->type + ": " + block->message;
+      if (!block->frames.empty()) hit.traceback_fingerprint = TracebackFingerprint(*block);
+      for (const Frame& f : block->frames) {
+        hit.frames.push_back(ModuleOfFile(f.file) + ":" + f.function);
+      }
+    }
+    if (tb != nullptr) FindRayOrigin(*tb, &hit);
+    sink.OnHit(std::move(hit));
+  }
+
+  // "ray::RayWorkerWrapper.execute_method() (pid=2346, ip=10.10.10.1, actor_id=...)"
+  static void FindRayOrigin(const Traceback& tb, RuleHit* hit) {
+    static const RE2 kOrigin(R"(\(pid=(\d+), ip=([0-9a-fA-F.:]+))");
+    for (const ExceptionBlock& b : tb.blocks) {
+      if (b.type.find("RayTaskError") == std::string::npos &&
+          b.type.find("RayActorError") == std::string::npos)
+        continue;
+      int pid = -1;
+      std::string ip;
+      if (RE2::PartialMatch(b.message, kOrigin, &pid, &ip)) {
+        hit->origin_pid = pid;
+        hit->origin_ip = ip;
+        return;
+      }
+    }
+  }
+};
+
+RuleEngine::RuleEngine(std::shared_ptr<const RuleSet> rules, uint32_t source_id,
+                       PipelineEvents& events, HitSink& sink)
+    : RuleEngine(std::move(rules), source_id, events, sink, Options()) {}
+
+RuleEngine::RuleEngine(std::shared_ptr<const RuleSet> rules, uint32_t source_id,
+                       PipelineEvents& events, HitSink& sink, Options options)
+    : impl_(std::make_unique<Impl>(std::move(rules), source_id, events, sink, options)) {}
+
+RuleEngine::~RuleEngine() = default;
+
+void RuleEngine::OnRecord(const LogRecord& record) { impl_->OnRecord(record); }
+void RuleEngine::OnTraceback(const Traceback& traceback) { impl_->OnTraceback(traceback); }
+void RuleEngine::Finish() { impl_->Finish(); }
+
+}  // namespace fingerprintd::rules

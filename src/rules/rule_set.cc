@@ -1,0 +1,128 @@
+// RuleSet compilation and the literal prefilter.
+//
+// Every stage pattern and fact pattern of the pack is added to one FilteredRE2.
+// Its atoms (lowercased literals every match must contain) go into one
+// case-insensitive RE2::Set of literals: a line is scanned once by that DFA,
+// and only the patterns whose atoms occurred are run as full RE2 programs.
+// Patterns without usable atoms are always candidates (FilteredRE2 handles it).
+#include <re2/filtered_re2.h>
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include <algorithm>
+
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::rules {
+
+std::string_view ConfidenceName(Confidence c) {
+  return c == Confidence::kConfirmed ? "confirmed" : "partial";
+}
+
+std::string_view SeverityName(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kError: return "error";
+    case Severity::kCritical: return "critical";
+  }
+  return "error";
+}
+
+bool ParseSeverity(std::string_view text, Severity* out) {
+  static constexpr std::pair<std::string_view, Severity> kNames[] = {
+      {"info", Severity::kInfo},
+      {"warning", Severity::kWarning},
+      {"error", Severity::kError},
+      {"critical", Severity::kCritical}};
+  for (const auto& [name, value] : kNames) {
+    if (text == name) {
+      *out = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsValidRuleClass(std::string_view text) {
+  static constexpr std::string_view kClasses[] = {"hardware_support", "model_bug", "resource",
+                                                  "distributed",      "config",    "unknown"};
+  return std::find(std::begin(kClasses), std::end(kClasses), text) != std::end(kClasses);
+}
+
+struct RuleSet::Prefilter {
+  re2::FilteredRE2 filter{3};
+  std::unique_ptr<re2::RE2::Set> atoms;  // null when the pack yields no atoms
+  bool compiled = false;
+};
+
+RuleSet::RuleSet() : prefilter_(std::make_unique<Prefilter>()) {}
+RuleSet::~RuleSet() = default;
+
+const Rule* RuleSet::Find(std::string_view id) const {
+  for (const Rule& rule : rules_) {
+    if (rule.id == id) return &rule;
+  }
+  return nullptr;
+}
+
+const KernelSupport* RuleSet::FindLibrary(std::string_view library) const {
+  for (const KernelSupport& k : kernel_support_) {
+    if (k.library == library) return &k;
+  }
+  return nullptr;
+}
+
+const re2::RE2& RuleSet::Pattern(int id) const { return prefilter_->filter.GetRE2(id); }
+
+Status RuleSet::Compile() {
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto add = [&](const std::string& pattern, PatternRef ref) -> Status {
+    int id = -1;
+    if (prefilter_->filter.Add(pattern, options, &id) != RE2::NoError) {
+      return InvalidArgumentError("cannot compile pattern: " + pattern);
+    }
+    if (static_cast<size_t>(id) != refs_.size()) return InternalError("prefilter id mismatch");
+    refs_.push_back(ref);
+    return OkStatus();
+  };
+  for (uint32_t r = 0; r < rules_.size(); ++r) {
+    for (uint32_t s = 0; s < rules_[r].stages.size(); ++s) {
+      for (const std::string& p : rules_[r].stages[s].patterns) {
+        if (Status st = add(p, {PatternRef::kStage, r, s}); !st.ok()) return st;
+      }
+    }
+  }
+  for (uint32_t f = 0; f < facts_.size(); ++f) {
+    for (const std::string& p : facts_[f].patterns) {
+      if (Status st = add(p, {PatternRef::kFact, f, 0}); !st.ok()) return st;
+    }
+  }
+  std::vector<std::string> atoms;
+  prefilter_->filter.Compile(&atoms);
+  prefilter_->compiled = true;
+  if (!atoms.empty()) {
+    RE2::Options set_options;
+    set_options.set_case_sensitive(false);
+    set_options.set_literal(true);
+    set_options.set_log_errors(false);
+    prefilter_->atoms = std::make_unique<re2::RE2::Set>(set_options, RE2::UNANCHORED);
+    for (const std::string& atom : atoms) {
+      if (prefilter_->atoms->Add(atom, nullptr) < 0) {
+        return InternalError("cannot add prefilter atom: " + atom);
+      }
+    }
+    if (!prefilter_->atoms->Compile()) return InternalError("prefilter set does not compile");
+  }
+  return OkStatus();
+}
+
+void RuleSet::Match(std::string_view text, std::vector<int>* atoms, std::vector<int>* out) const {
+  out->clear();
+  atoms->clear();
+  if (prefilter_->atoms) prefilter_->atoms->Match(text, atoms);
+  prefilter_->filter.AllMatches(text, *atoms, out);
+}
+
+}  // namespace fingerprintd::rules

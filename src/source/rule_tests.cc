@@ -1,0 +1,87 @@
+// Runs the tests embedded in rule files. A test passes when the incidents its
+// log yields are exactly the expected ones (rule, confidence, affected count),
+// as a multiset, in any order.
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "fingerprintd/source.h"
+
+namespace fingerprintd::source {
+namespace {
+
+class Collect final : public correlate::IncidentSink {
+ public:
+  void OnIncident(const correlate::Incident& incident) override {
+    latest_[incident.incident_id] = incident;
+  }
+  std::vector<correlate::Incident> Incidents() const {
+    std::vector<correlate::Incident> out;
+    for (const auto& [id, incident] : latest_) out.push_back(incident);
+    return out;
+  }
+
+ private:
+  std::map<std::string, correlate::Incident> latest_;
+};
+
+std::string Describe(const correlate::Incident& i) {
+  std::ostringstream out;
+  out << "{rule: " << i.rule->id << ", confidence: " << rules::ConfidenceName(i.confidence)
+      << ", affected: " << i.affected << "}";
+  return out.str();
+}
+
+std::string Describe(const rules::RuleTest::Expected& e) {
+  std::ostringstream out;
+  out << "{rule: " << e.rule;
+  if (!e.confidence.empty()) out << ", confidence: " << e.confidence;
+  if (e.affected >= 0) out << ", affected: " << e.affected;
+  out << "}";
+  return out.str();
+}
+
+bool Matches(const rules::RuleTest::Expected& e, const correlate::Incident& i) {
+  if (e.rule != i.rule->id) return false;
+  if (!e.confidence.empty() && e.confidence != rules::ConfidenceName(i.confidence)) return false;
+  return e.affected < 0 || e.affected == i.affected;
+}
+
+}  // namespace
+
+std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> rules,
+                                         int current_year) {
+  std::vector<RuleTestResult> results;
+  for (const rules::Rule& rule : rules->rules()) {
+    for (const rules::RuleTest& test : rule.tests) {
+      Collect collect;
+      NullPipelineEvents events;
+      parse::ParserOptions options;
+      options.current_year = current_year;
+      ReplayText(test.log, rule.id + "/test", "rule-test", options, rules, events, collect);
+      std::vector<correlate::Incident> got = collect.Incidents();
+      std::vector<bool> used(got.size(), false);
+      std::vector<std::string> missing;
+      for (const auto& e : test.expect) {
+        bool found = false;
+        for (size_t k = 0; k < got.size() && !found; ++k) {
+          if (!used[k] && Matches(e, got[k])) used[k] = found = true;
+        }
+        if (!found) missing.push_back(Describe(e));
+      }
+      std::vector<std::string> unexpected;
+      for (size_t k = 0; k < got.size(); ++k) {
+        if (!used[k]) unexpected.push_back(Describe(got[k]));
+      }
+      RuleTestResult r{rule.id, test.name, rule.file, test.line, missing.empty() && unexpected.empty(), ""};
+      std::ostringstream detail;
+      for (const auto& m : missing) detail << "\n    missing:    " << m;
+      for (const auto& u : unexpected) detail << "\n    unexpected: " << u;
+      r.detail = detail.str();
+      results.push_back(std::move(r));
+    }
+  }
+  return results;
+}
+
+}  // namespace fingerprintd::source

@@ -1,0 +1,151 @@
+// The rule loader rejects every malformed rule with one error naming file,
+// line, rule and field, and loads a pack whole or not at all.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::rules {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kFacts = R"(facts:
+  - name: model
+    patterns: ["model='([^']+)'"]
+kernel_support:
+  - library: DeepGEMM
+    implements: ["9.0", "10.0"]
+)";
+
+std::string ValidRule(const std::string& id = "good-rule") {
+  return "id: " + id + R"(
+title: A good rule
+class: resource
+severity: error
+sequence:
+  - id: symptom
+    level: ERROR
+    patterns: ['CUDA out of memory']
+    symptom: true
+facts: [model]
+explanation: "{workers} ran out of memory."
+remediation: ["Lower --gpu-memory-utilization."]
+tests:
+  - name: one line
+    log: |
+      torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.
+    expect: []
+)";
+}
+
+Status Load(const std::string& file, const std::string& text) {
+  auto result = LoadRuleTexts({{"rules/facts.yaml", kFacts}, {file, text}});
+  return result.status();
+}
+
+TEST(RuleLoaderTest, ValidRuleLoads) {
+  auto result = LoadRuleTexts({{"rules/facts.yaml", kFacts}, {"rules/good-rule.yaml", ValidRule()}});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  ASSERT_EQ((*result)->rules().size(), 1u);
+  const Rule& rule = (*result)->rules()[0];
+  EXPECT_EQ(rule.id, "good-rule");
+  EXPECT_EQ(rule.stages.size(), 1u);
+  EXPECT_TRUE(rule.stages[0].symptom);
+  EXPECT_EQ(rule.tests.size(), 1u);
+  EXPECT_EQ(rule.window_us, 120'000'000);
+}
+
+TEST(RuleLoaderTest, BadYamlNamesFileAndLine) {
+  Status s = Load("rules/good-rule.yaml", "id: good-rule\ntitle: [unclosed\nclass: resource\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:"));
+  EXPECT_THAT(s.message(), HasSubstr("yaml"));
+}
+
+TEST(RuleLoaderTest, InvalidRe2PatternNamesRuleFieldAndLine) {
+  std::string text = ValidRule();
+  text.replace(text.find("'CUDA out of memory'"), 20, "'(?<=lookbehind)x'");
+  Status s = Load("rules/good-rule.yaml", text);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:9: rule good-rule: sequence.symptom.patterns: invalid RE2 pattern"));
+}
+
+TEST(RuleLoaderTest, UnknownKeyIsRejectedWithItsLine) {
+  std::string text = ValidRule() + "colour: blue\n";
+  Status s = Load("rules/good-rule.yaml", text);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("rule good-rule: colour: unknown key"));
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:20:"));
+}
+
+TEST(RuleLoaderTest, UnknownKeyInsideAStageIsRejected) {
+  std::string text = ValidRule();
+  text.replace(text.find("    symptom: true"), 17, "    symptom: true\n    weight: 3");
+  Status s = Load("rules/good-rule.yaml", text);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("rule good-rule: sequence[0].weight: unknown key"));
+}
+
+TEST(RuleLoaderTest, MissingRequiredFieldIsNamed) {
+  std::string text = ValidRule();
+  text.erase(text.find("title: A good rule\n"), 19);
+  Status s = Load("rules/good-rule.yaml", text);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("rule good-rule: title: missing required field"));
+}
+
+TEST(RuleLoaderTest, InvalidClassAndSeverityAreRejected) {
+  std::string text = ValidRule();
+  text.replace(text.find("class: resource"), 15, "class: gremlins");
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(), HasSubstr("class: expected"));
+  text = ValidRule();
+  text.replace(text.find("severity: error"), 15, "severity: loud");
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(), HasSubstr("severity: expected"));
+}
+
+TEST(RuleLoaderTest, IdMustMatchFileName) {
+  Status s = Load("rules/other-name.yaml", ValidRule());
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("id: must equal the file name stem 'other-name'"));
+}
+
+TEST(RuleLoaderTest, ExactlyOneSymptomStageIsRequired) {
+  std::string text = ValidRule();
+  text.replace(text.find("    symptom: true\n"), 18, "");
+  Status s = Load("rules/good-rule.yaml", text);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("sequence: exactly one stage must have `symptom: true`"));
+}
+
+TEST(RuleLoaderTest, UnknownFactIsRejected) {
+  std::string text = ValidRule();
+  text.replace(text.find("facts: [model]"), 14, "facts: [colour]");
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+              HasSubstr("facts: unknown fact 'colour'"));
+}
+
+TEST(RuleLoaderTest, OneBadFileRejectsTheWholePack) {
+  auto result = LoadRuleTexts({{"rules/facts.yaml", kFacts},
+                               {"rules/good-rule.yaml", ValidRule()},
+                               {"rules/bad-rule.yaml", ValidRule("bad-rule") + "oops: 1\n"}});
+  EXPECT_FALSE(result.ok());
+}
+
+TEST(RuleLoaderTest, DuplicateRuleIdsAreRejected) {
+  auto result = LoadRuleTexts({{"rules/facts.yaml", kFacts},
+                               {"rules/good-rule.yaml", ValidRule()},
+                               {"other/good-rule.yaml", ValidRule()}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("duplicate rule id"));
+}
+
+TEST(RuleLoaderTest, EmbeddedPackLoads) {
+  auto result = LoadEmbeddedRules();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_NE((*result)->Find("deepgemm-unknown-sf-transformation"), nullptr);
+}
+
+}  // namespace
+}  // namespace fingerprintd::rules

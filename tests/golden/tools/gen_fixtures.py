@@ -73,14 +73,14 @@ def gen_target_files():
     write_plain(out(G, "two_deployments_interleaved", "deployment_a.log"), a.lines)
     write_plain(out(G, "two_deployments_interleaved", "deployment_b.log"), b.lines)
 
-    # Kubernetes CRI; containerd on this node runs with max_container_log_line_size = 4096, so the
+    # Kubernetes CRI; containerd on this node runs with max_container_log_line_size = 1024, so the
     # long engine-config line arrives as P, P, ..., F fragments.
     k = target_tp2(start=dt.datetime(2026, 3, 4, 10, 15, 22), api_pid=1, engine_pid=96, worker_pids=[161, 162],
                    seed=31, host="qwen3-fp8-7d9f8c6b5-x2x9k", ip="10.244.3.41",
                    psm="psm_61d0a7c3", ipc="ipc:///tmp/c4f1b2a9-3e5d-4a7b-9c0e-1d2f3a4b5c6d")
     write_cri(out(G, "cri", "var", "log", "pods",
                   "inference_qwen3-fp8-7d9f8c6b5-x2x9k_0f3e6a2c-91b4-4d8e-a7f5-3c2b1d0e9f84", "vllm", "0.log"),
-              k.lines, seed=32, max_line=4096)
+              k.lines, seed=32, max_line=1024)
 
     # Docker json-file
     dk = target_tp2(start=dt.datetime(2026, 1, 22, 16, 41, 9), api_pid=1, engine_pid=120, worker_pids=[186, 187],

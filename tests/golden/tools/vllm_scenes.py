@@ -44,6 +44,10 @@ class Cfg:
         self.moe = True
         self.nk = "N=6144,K=2048"
         self.w8a8_warning = True
+        self.batched_tokens = 8192
+        self.moe_backend = None  # default: derived from the kernel
+        self.moe_config = None  # e.g. "E=128,N=384": emit the default-MoE-config warning
+        self.dtype_note = None
         self.psm = "psm_5a1c9e20"
         self.ipc = "ipc:///tmp/1f0c7b9e-0d52-4b61-9a3a-54d6f1c02a11"
         for k, v in kw.items():
@@ -101,7 +105,7 @@ class Scene:
         self.add(rec(api, "INFO", self.at(3), "utils.py:243", f"non-default args: {args!r}"))
         self.add(rec(api, "INFO", self.at(5), "model.py:631", f"Resolved architecture: {c.arch}"))
         self.add(rec(api, "INFO", self.at(5), "model.py:1745", f"Using max model len {c.max_len}"))
-        self.add(rec(api, "INFO", self.at(6), "scheduler.py:225", "Chunked prefill is enabled with max_num_batched_tokens=8192."))
+        self.add(rec(api, "INFO", self.at(6), "scheduler.py:225", f"Chunked prefill is enabled with max_num_batched_tokens={c.batched_tokens}."))
         if c.enforce_eager:
             self.add(rec(api, "WARNING", self.at(6), "vllm.py:498", "Enforce eager set, overriding optimization level to -O0"))
         self.add(self.platform(eng, self.at(12)))
@@ -152,10 +156,10 @@ class Scene:
             s += rec(w, "INFO", self.at(27), "cuda.py:403",
                      "Using FLASH_ATTN attention backend out of potential backends: "
                      "['FLASH_ATTN', 'FLASHINFER', 'TRITON_ATTN', 'FLEX_ATTENTION']")
-            if r == 0:
+            if r == 0 and c.kernel:
                 s += rec(w, "INFO", self.at(27), "__init__.py:384", f"Selected {c.kernel} for {c.scheme}")
                 if c.moe:
-                    moe_be = "DeepGEMM" if "DeepGemm" in c.kernel else "Triton"
+                    moe_be = c.moe_backend or ("DeepGEMM" if "DeepGemm" in c.kernel else "Triton")
                     s += rec(w, "INFO", self.at(27), "fp8.py:181", f"Using {moe_be} backend for FP8 MoE")
             s += rec(w, "INFO", self.at(28), "weight_utils.py:413", "Using model weights format ['*.safetensors']")
             if r == 0:
@@ -170,6 +174,94 @@ class Scene:
             per.append(s)
         self.mix(per)
         self.load_done = 28 + int(max(c.load_secs)) + 1
+
+    def post_load(self, model_gib, upto="kv"):
+        """Every rank finishes loading; profile run, KV cache sizing (optionally graphs + server up)."""
+        c, V = self.c, self.c.V
+        t = self.load_done + 1
+        per = []
+        for r, w in enumerate(self.workers):
+            s = rec(w, "INFO", self.at(t), "gpu_model_runner.py:2667",
+                    f"Model loading took {model_gib:.4f} GiB and {c.load_secs[r] + 1.83:.6f} seconds")
+            per.append(s)
+        self.mix(per)
+        t += 1
+        if not c.enforce_eager:
+            per = []
+            cache = f"{self.rng.getrandbits(40):010x}"
+            for r, w in enumerate(self.workers):
+                s = rec(w, "INFO", self.at(t + 4), "backends.py:548",
+                        f"Using cache directory: /root/.cache/vllm/torch_compile_cache/{cache}/rank_{r}_0/backbone "
+                        "for vLLM's torch.compile")
+                s += rec(w, "INFO", self.at(t + 4), "backends.py:559", f"Dynamo bytecode transform time: {5.91 + 0.07 * r:.2f} s")
+                s += rec(w, "INFO", self.at(t + 9), "backends.py:197", "Cache the graph for dynamic shape for later use")
+                s += rec(w, "INFO", self.at(t + 31), "backends.py:218",
+                         f"Compiling a graph for dynamic shape takes {26.48 + 0.31 * r:.2f} s")
+                if c.moe_config and r == 0:
+                    s += rec(w, "WARNING", self.at(t + 33), "fused_moe.py:798",
+                             "Using default MoE config. Performance might be sub-optimal! Config file not found at "
+                             f"{V}/model_executor/layers/fused_moe/configs/{c.moe_config},"
+                             f"device_name={c.device.replace(' ', '_')},dtype=fp8_w8a8,block_shape=[128,128].json")
+                s += rec(w, "INFO", self.at(t + 36), "monitor.py:34", f"torch.compile takes {32.39 + 0.38 * r:.2f} s in total")
+                per.append(s)
+            self.mix(per)
+            t += 37
+        self.t_profiled = t
+        return t
+
+    def kv_and_ready(self, t, kv_gib, tokens, conc, graphs=True):
+        c, V = self.c, self.c.V
+        per = []
+        for r, w in enumerate(self.workers):
+            per.append(rec(w, "INFO", self.at(t), "gpu_worker.py:298", f"Available KV cache memory: {kv_gib + 0.01 * r:.2f} GiB"))
+        self.mix(per)
+        self.add(rec(self.engine, "INFO", self.at(t + 1), "kv_cache_utils.py:1087", f"GPU KV cache size: {tokens:,} tokens"))
+        self.add(rec(self.engine, "INFO", self.at(t + 1), "kv_cache_utils.py:1091",
+                     f"Maximum concurrency for {c.max_len:,} tokens per request: {conc:.2f}x"))
+        t += 1
+        return t
+
+    def graphs(self, t):
+        w0 = self.workers[0]
+        bar = "\u2588" * 10
+        self.add([Line(w0, "stderr", f"{w0.pfx()}\rCapturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67 [00:00<?, ?it/s]"
+                       f"\rCapturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|{bar}| 67/67 [00:05<00:00, 12.37it/s]", self.at(t + 5))])
+        self.add([Line(w0, "stderr", f"{w0.pfx()}\rCapturing CUDA graphs (decode, FULL):   0%|          | 0/35 [00:00<?, ?it/s]"
+                       f"\rCapturing CUDA graphs (decode, FULL): 100%|{bar}| 35/35 [00:02<00:00, 14.11it/s]", self.at(t + 8))])
+        per = [rec(w, "INFO", self.at(t + 8), "gpu_model_runner.py:3480", "Graph capturing finished in 8 secs, took 0.58 GiB")
+               for w in self.workers]
+        self.mix(per)
+        return t + 8
+
+    def server_up(self, t, init_secs, port=8000):
+        c, api = self.c, self.api
+        self.add(rec(self.engine, "INFO", self.at(t), "core.py:210",
+                     f"init engine (profile, create kv cache, warmup model) took {init_secs:.2f} seconds"))
+        t += 1
+        L = []
+        L += rec(api, "INFO", self.at(t), "loggers.py:147",
+                 "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 13476")
+        L += rec(api, "INFO", self.at(t), "api_server.py:1634", "Supported_tasks: ['generate']")
+        L += rec(api, "WARNING", self.at(t), "model.py:1568",
+                 "Default sampling parameters have been overridden by the model's Hugging Face generation config "
+                 "recommended from the model creator. If this is not intended, please relaunch vLLM instance with "
+                 "`--generation-config vllm`.")
+        L += rec(api, "INFO", self.at(t), "serving_responses.py:137",
+                 "Using default chat sampling params from model: {'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}")
+        L += rec(api, "INFO", self.at(t), "serving_chat.py:139",
+                 "Using default chat sampling params from model: {'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}")
+        L += rec(api, "INFO", self.at(t), "api_server.py:1912", f"Starting vLLM API server 0 on http://0.0.0.0:{port}")
+        L += rec(api, "INFO", self.at(t), "launcher.py:34", "Available routes are:")
+        for route, m in [("/openapi.json", "HEAD, GET"), ("/docs", "HEAD, GET"), ("/health", "GET"),
+                         ("/load", "GET"), ("/tokenize", "POST"), ("/detokenize", "POST"), ("/v1/models", "GET"),
+                         ("/version", "GET"), ("/v1/responses", "POST"), ("/v1/chat/completions", "POST"),
+                         ("/v1/completions", "POST"), ("/metrics", "GET")]:
+            L += rec(api, "INFO", self.at(t), "launcher.py:42", f"Route: {route}, Methods: {m}")
+        L += [Line(api, "stderr", f"{api.pfx()}INFO:     Started server process [{api.pid}]", self.at(t)),
+              Line(api, "stderr", f"{api.pfx()}INFO:     Waiting for application startup.", self.at(t)),
+              Line(api, "stderr", f"{api.pfx()}INFO:     Application startup complete.", self.at(t))]
+        self.add(L)
+        return t
 
     def uuid(self):
         h = f"{self.rng.getrandbits(128):032x}"

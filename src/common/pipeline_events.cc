@@ -1,0 +1,44 @@
+// Metric label values for the reasons in fingerprintd/pipeline_events.h. They
+// are part of the metrics contract (`fingerprintd_lines_dropped_total{reason}`),
+// so they never change once released.
+#include "fingerprintd/pipeline_events.h"
+
+namespace fingerprintd {
+
+std::string_view DropReasonName(DropReason reason) {
+  switch (reason) {
+    case DropReason::kLineTooLong:
+      return "line_too_long";
+    case DropReason::kPartialTooLong:
+      return "partial_too_long";
+    case DropReason::kInvalidUtf8:
+      return "invalid_utf8";
+    case DropReason::kBinary:
+      return "binary";
+    case DropReason::kBadEnvelope:
+      return "bad_envelope";
+    case DropReason::kTracebackTruncated:
+      return "traceback_truncated";
+    case DropReason::kStateEvicted:
+      return "state_evicted";
+    case DropReason::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+std::string_view TimeFallbackName(TimeFallback fallback) {
+  switch (fallback) {
+    case TimeFallback::kYearFromMtime:
+      return "year_from_mtime";
+    case TimeFallback::kYearFromClock:
+      return "year_from_clock";
+    case TimeFallback::kNoTimestamp:
+      return "no_timestamp";
+    case TimeFallback::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+}  // namespace fingerprintd

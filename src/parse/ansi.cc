@@ -1,0 +1,132 @@
+#include "parse/ansi.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace fingerprintd::parse {
+namespace {
+
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+constexpr uint64_t kSpaces = 0x2020202020202020ULL;
+
+// Index of the first byte >= 0x80 or < 0x20 at or after `i`, or text.size().
+// Eight bytes at a time: such bytes are rare in ordinary log text.
+size_t NextSpecial(std::string_view text, size_t i) {
+  const char* p = text.data();
+  const size_t n = text.size();
+  while (i + 8 <= n) {
+    uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    const uint64_t below_space = (x - kSpaces) & ~x & kHighBits;
+    if (((x & kHighBits) | below_space) != 0) break;
+    i += 8;
+  }
+  while (i < n) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    if (c < 0x20 || c >= 0x80) return i;
+    ++i;
+  }
+  return n;
+}
+
+bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+}  // namespace
+
+size_t EscapeSequenceLength(std::string_view text) {
+  const size_t n = text.size();
+  if (n < 2) return n;
+  const unsigned char kind = static_cast<unsigned char>(text[1]);
+  size_t i = 2;
+  if (kind == '[') {  // CSI: parameters, intermediates, one final byte
+    while (i < n && text[i] >= 0x30 && text[i] <= 0x3F) ++i;
+    while (i < n && text[i] >= 0x20 && text[i] <= 0x2F) ++i;
+    if (i < n && text[i] >= 0x40 && text[i] <= 0x7E) ++i;
+    return i;
+  }
+  if (kind == ']') {  // OSC: up to BEL or ST (ESC \)
+    while (i < n) {
+      if (text[i] == '\x07') return i + 1;
+      if (text[i] == '\x1b' && i + 1 < n && text[i + 1] == '\\') return i + 2;
+      ++i;
+    }
+    return n;
+  }
+  // Two-byte sequences (ESC 7, ESC M, ...) and charset selection (ESC ( B).
+  i = 1;
+  while (i < n && text[i] >= 0x20 && text[i] <= 0x2F) ++i;
+  if (i < n && text[i] >= 0x30 && text[i] <= 0x7E) ++i;
+  return i;
+}
+
+size_t Utf8SequenceLength(std::string_view text) {
+  const size_t n = text.size();
+  const unsigned char c = static_cast<unsigned char>(text[0]);
+  auto cont = [&](size_t k) {
+    return k < n && IsContinuation(static_cast<unsigned char>(text[k]));
+  };
+  auto in = [&](size_t k, unsigned lo, unsigned hi) {
+    if (k >= n) return false;
+    const unsigned char b = static_cast<unsigned char>(text[k]);
+    return b >= lo && b <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c == 0xE0) return in(1, 0xA0, 0xBF) && cont(2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xED) return in(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+  if (c == 0xF0) return in(1, 0x90, 0xBF) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xF4) return in(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+std::string_view CleanLine(std::string_view raw, std::string* scratch, CleanFlags* flags) {
+  *flags = CleanFlags{};
+  if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+  size_t i = NextSpecial(raw, 0);
+  if (i == raw.size()) return raw;
+
+  // Bytes [pending, i) are unchanged and not yet copied; copying starts at the
+  // first byte that has to change, so clean non-ASCII lines are never copied.
+  bool copying = false;
+  size_t pending = 0;
+  auto start_change = [&](size_t at) {
+    if (!copying) {
+      scratch->assign(raw.data(), at);
+      copying = true;
+    } else {
+      scratch->append(raw.data() + pending, at - pending);
+    }
+  };
+  while (i < raw.size()) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == 0x1b) {
+      start_change(i);
+      i += EscapeSequenceLength(raw.substr(i));
+      pending = i;
+    } else if (c >= 0x80) {
+      const size_t len = Utf8SequenceLength(raw.substr(i));
+      if (len == 0) {
+        flags->invalid_utf8 = true;
+        start_change(i);
+        scratch->append("\xEF\xBF\xBD");
+        ++i;
+        pending = i;
+      } else {
+        i += len;
+      }
+    } else {
+      if (c != '\t' && c != '\r') flags->binary = true;
+      ++i;
+    }
+    i = NextSpecial(raw, i);
+  }
+  if (!copying) return raw;
+  scratch->append(raw.data() + pending, raw.size() - pending);
+  // A colour reset may have hidden the '\r' before the end of the line.
+  std::string_view out = *scratch;
+  if (!out.empty() && out.back() == '\r') out.remove_suffix(1);
+  return out;
+}
+
+}  // namespace fingerprintd::parse

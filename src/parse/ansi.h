@@ -1,0 +1,36 @@
+// Line cleaning: removes ANSI escape sequences and the trailing '\r', checks
+// UTF-8, and notes binary bytes, in one pass over the line.
+//
+// vLLM colours its process prefixes even without a TTY and Ray colours its
+// relayed actor names, so most prefixed lines carry ESC sequences; rules must
+// never see them. Lines without any byte < 0x20 or >= 0x80 (the common case)
+// are returned as a view of the input without copying.
+//
+// Invalid UTF-8 is replaced by U+FFFD per offending byte so that every later
+// stage (RE2 in UTF-8 mode, JSON output of evidence) sees valid text; the raw
+// line keeps the original bytes. NUL and other C0 control bytes are kept.
+//
+// Threading: pure functions; the caller owns the scratch buffer.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace fingerprintd::parse {
+
+struct CleanFlags {
+  bool binary = false;        // NUL or a C0 control byte other than \t \r ESC
+  bool invalid_utf8 = false;  // at least one byte was replaced
+};
+
+// Returns `raw` without ANSI sequences and without one trailing '\r'. The
+// result views `raw` or `*scratch` (valid until the scratch is next written).
+std::string_view CleanLine(std::string_view raw, std::string* scratch, CleanFlags* flags);
+
+// Length of the ESC sequence starting at text[0] (text[0] == '\x1b'), >= 1.
+size_t EscapeSequenceLength(std::string_view text);
+
+// Length of the valid UTF-8 sequence at text[0] (a byte >= 0x80), 0 if invalid.
+size_t Utf8SequenceLength(std::string_view text);
+
+}  // namespace fingerprintd::parse

@@ -1,0 +1,329 @@
+// SourceParser (fingerprintd/parse.h): glues the stages of one source.
+//
+//   Feed(line) -> cap -> EnvelopeDecoder -> CleanLine (ANSI, \r, UTF-8)
+//     -> ParsePrefixes (worker) -> ParseHeader (level, time, location)
+//     -> event time -> Ray rank learning -> TracebackAssembler -> RecordSink
+//
+// Choices worth knowing:
+// - LineRead() reports the physical line's bytes plus its '\n' (the caller
+//   strips it), so bytes_total tracks the file size.
+// - Event time: the header's time; else the envelope's; else the stream's
+//   last time; else the source's last time; else 0 (kNoTimestamp counted).
+//   A header without a year takes it from the envelope (the year of Y-1, Y,
+//   Y+1 closest to the envelope time, so Dec 31 / Jan 1 works), else from the
+//   file's mtime, else from the injected current year (both counted). Header
+//   times are converted with the envelope's zone offset when it has one, else
+//   with ParserOptions::local_utc_offset_s.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "fingerprintd/parse.h"
+#include "parse/ansi.h"
+#include "parse/envelope.h"
+#include "parse/header.h"
+#include "parse/prefix.h"
+#include "parse/traceback_assembler.h"
+
+namespace fingerprintd::parse {
+namespace {
+
+constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMicrosPerSecond = 1'000'000;
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Reads digits at s[pos]; -1 if none.
+int32_t DigitsAt(std::string_view s, size_t pos) {
+  int64_t v = 0;
+  size_t i = pos;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9' && v < 1'000'000) v = v * 10 + (s[i++] - '0');
+  return i == pos ? -1 : static_cast<int32_t>(v);
+}
+
+// Cuts `line` to at most `max` bytes without splitting a UTF-8 sequence.
+std::string_view CapLine(std::string_view line, size_t max) {
+  size_t cut = max;
+  for (int back = 0; back < 3 && cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80;
+       ++back) {
+    --cut;
+  }
+  return line.substr(0, cut);
+}
+
+}  // namespace
+
+std::string_view EnvelopeName(Envelope envelope) {
+  switch (envelope) {
+    case Envelope::kAuto:
+      return "auto";
+    case Envelope::kPlain:
+      return "plain";
+    case Envelope::kCri:
+      return "cri";
+    case Envelope::kDocker:
+      return "docker";
+    case Envelope::kJournald:
+      return "journald";
+    case Envelope::kCompose:
+      return "compose";
+  }
+  return "auto";
+}
+
+bool ParseEnvelopeName(std::string_view name, Envelope* out) {
+  for (Envelope e : {Envelope::kAuto, Envelope::kPlain, Envelope::kCri, Envelope::kDocker,
+                     Envelope::kJournald, Envelope::kCompose}) {
+    if (name == EnvelopeName(e)) {
+      *out = e;
+      return true;
+    }
+  }
+  return false;
+}
+
+struct SourceParser::Impl {
+  Impl(uint32_t id, std::string name, ParserOptions opts, PipelineEvents& ev, RecordSink& sk)
+      : source_id(id),
+        source_name(std::move(name)),
+        options(opts),
+        events(ev),
+        sink(sk),
+        envelope(options.envelope, options, events),
+        assembler(source_id, options, events, sink) {
+    unprefixed = workers.Unprefixed();
+  }
+
+  void Feed(std::string_view line);
+  void Process(const EnvelopeRecord& rec);
+  WorkerInfo* Lookup(const ProcessId& id, std::string_view key);
+  int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec);
+  void LearnRank(WorkerInfo* worker, std::string_view message);
+
+  const uint32_t source_id;
+  const std::string source_name;
+  const ParserOptions options;
+  PipelineEvents& events;
+  RecordSink& sink;
+  EnvelopeDecoder envelope;
+  WorkerTable workers;
+  TracebackAssembler assembler;
+
+  uint64_t line_number = 0;
+  uint64_t offset = 0;
+  std::string clean_scratch;
+  WorkerInfo* unprefixed = nullptr;
+  WorkerInfo* overflow = nullptr;
+  // Consecutive lines mostly come from the same process: compare the prefix
+  // text before hashing.
+  std::string last_key;
+  WorkerInfo* last_worker = nullptr;
+  std::string key_scratch;
+  std::unordered_map<std::string, WorkerInfo*, StringHash, std::equal_to<>> index;
+  std::vector<int64_t> last_time;  // per WorkerInfo::id
+  int64_t source_last_time = kNoTime;
+};
+
+WorkerInfo* SourceParser::Impl::Lookup(const ProcessId& id, std::string_view key) {
+  if (last_worker != nullptr && key == last_key) {
+    if (last_worker == overflow) events.LineDropped(DropReason::kStateEvicted);
+    return last_worker;
+  }
+  key_scratch.assign(id.name.data(), id.name.size());
+  key_scratch += '\x1f';
+  key_scratch += std::to_string(id.pid);
+  key_scratch += '\x1f';
+  key_scratch.append(id.ip.data(), id.ip.size());
+  WorkerInfo* worker;
+  auto it = index.find(std::string_view(key_scratch));
+  if (it != index.end()) {
+    worker = it->second;
+  } else {
+    bool overflowed = false;
+    worker = workers.Intern(id.role, id.name, id.pid, id.ip, options.max_workers, &overflowed);
+    if (overflowed) {
+      overflow = worker;
+      events.LineDropped(DropReason::kStateEvicted);
+    } else {
+      worker->dp = id.dp, worker->pp = id.pp, worker->tp = id.tp, worker->ep = id.ep;
+      worker->rank = id.rank;
+      index.emplace(key_scratch, worker);
+    }
+  }
+  last_key.assign(key.data(), key.size());
+  last_worker = worker;
+  return worker;
+}
+
+int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord& rec) {
+  const bool envelope_year = rec.has_time && rec.year == EnvelopeYear::kKnown;
+  const int32_t offset = envelope_year ? rec.zone_offset_s : options.local_utc_offset_s;
+  if (t.year != 0) return CivilToUnixMicros(t, t.year, offset);
+  if (envelope_year) {
+    // The envelope's local calendar year, then whichever neighbour puts the
+    // header closest to the envelope time (a Dec 31 line read on Jan 1).
+    int64_t local_secs = rec.time_us / kMicrosPerSecond + offset;
+    int64_t days = local_secs / 86400 - (local_secs % 86400 < 0 ? 1 : 0);
+    int32_t y, m, d;
+    CivilFromDays(days, &y, &m, &d);
+    int64_t best = CivilToUnixMicros(t, y, offset);
+    for (int32_t candidate : {y - 1, y + 1}) {
+      const int64_t v = CivilToUnixMicros(t, candidate, offset);
+      if ((v > rec.time_us ? v - rec.time_us : rec.time_us - v) <
+          (best > rec.time_us ? best - rec.time_us : rec.time_us - best)) {
+        best = v;
+      }
+    }
+    return best;
+  }
+  if (options.mtime_year > 0) {
+    events.TimeGuessed(TimeFallback::kYearFromMtime);
+    return CivilToUnixMicros(t, options.mtime_year, offset);
+  }
+  events.TimeGuessed(TimeFallback::kYearFromClock);
+  return CivilToUnixMicros(t, options.current_year, offset);
+}
+
+void SourceParser::Impl::LearnRank(WorkerInfo* worker, std::string_view message) {
+  // vLLM parallel_state: "world_size=2 rank=1 local_rank=0 ..." (Ray workers
+  // carry no rank in their prefix, so this is where it comes from).
+  size_t at = message.find("world_size=");
+  if (at != std::string_view::npos) {
+    const size_t r = message.find(" rank=", at);
+    if (r != std::string_view::npos) {
+      const int32_t rank = DigitsAt(message, r + 6);
+      if (rank >= 0) worker->rank = rank;
+    }
+    return;
+  }
+  // "rank 1 in world size 2 is assigned as DP rank 0, PP rank 0, ..., TP rank 1, EP rank 1"
+  if (message.substr(0, 5) != "rank " ||
+      message.find(" in world size ") == std::string_view::npos) {
+    return;
+  }
+  const int32_t rank = DigitsAt(message, 5);
+  if (rank >= 0) worker->rank = rank;
+  auto field = [&](std::string_view tag, int32_t* out) {
+    const size_t p = message.find(tag);
+    if (p == std::string_view::npos) return;
+    const int32_t v = DigitsAt(message, p + tag.size());
+    if (v >= 0 && *out < 0) *out = v;
+  };
+  field(" TP rank ", &worker->tp);
+  field(" PP rank ", &worker->pp);
+  field(" DP rank ", &worker->dp);
+  field(" EP rank ", &worker->ep);
+}
+
+void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
+  CleanFlags flags;
+  std::string_view clean = CleanLine(rec.content, &clean_scratch, &flags);
+  if (flags.binary) events.LineDropped(DropReason::kBinary);
+  if (flags.invalid_utf8) events.LineDropped(DropReason::kInvalidUtf8);
+
+  WorkerInfo* worker = unprefixed;
+  size_t consumed = 0;
+  if (!clean.empty() && (clean[0] == '(' || clean[0] == '[')) {
+    ProcessId id;
+    std::string_view key;
+    consumed = ParsePrefixes(clean, &id, &key);
+    if (consumed > 0) worker = Lookup(id, key);
+  }
+  std::string_view rest = clean.substr(consumed);
+  while (!rest.empty() && rest[0] == '\r') rest.remove_prefix(1);  // tqdm after a prefix
+
+  Header header;
+  const bool has_header = ParseHeader(rest, &header);
+  if (header.has_worker) worker = Lookup(header.worker, header.worker.name);
+
+  if (worker->id >= last_time.size()) last_time.resize(worker->id + 1, kNoTime);
+  int64_t time_us;
+  if (header.has_time) {
+    time_us = HeaderTime(header.time, rec);
+  } else if (rec.has_time) {
+    time_us = rec.time_us;
+    if (rec.year == EnvelopeYear::kFromMtime) events.TimeGuessed(TimeFallback::kYearFromMtime);
+    if (rec.year == EnvelopeYear::kFromClock) events.TimeGuessed(TimeFallback::kYearFromClock);
+  } else if (last_time[worker->id] != kNoTime) {
+    time_us = last_time[worker->id];
+  } else if (source_last_time != kNoTime) {
+    time_us = source_last_time;
+  } else {
+    events.TimeGuessed(TimeFallback::kNoTimestamp);
+    time_us = 0;
+  }
+  if (header.has_time || rec.has_time) {
+    last_time[worker->id] = time_us;
+    source_last_time = time_us;
+  }
+
+  if (worker->role == ProcessRole::kWorker && worker->rank < 0 &&
+      header.location.find("parallel_state") != std::string_view::npos) {
+    LearnRank(worker, header.message);
+  }
+
+  TracebackInput in;
+  in.worker = worker;
+  in.message = header.message;
+  in.has_header = has_header;
+  in.warning_header = header.kind == HeaderKind::kPythonWarning;
+  in.header_text = header.text;
+  in.level = header.level;
+  in.line_number = rec.line_number;
+  in.time_us = time_us;
+  const TracebackOutput tb = assembler.Process(in);
+
+  LogRecord record;
+  record.source_id = source_id;
+  record.line_number = rec.line_number;
+  record.offset = rec.offset;
+  record.worker = worker;
+  record.level = tb.level;
+  record.kind = tb.kind;
+  record.time_us = time_us;
+  record.location = header.location;
+  record.message = header.message;
+  record.raw = rec.content;
+  sink.OnRecord(record);
+}
+
+void SourceParser::Impl::Feed(std::string_view line) {
+  ++line_number;
+  const uint64_t line_offset = offset;
+  offset += line.size() + 1;
+  events.LineRead(source_name, line.size() + 1);
+  if (line.size() > options.max_line_bytes) {
+    line = CapLine(line, options.max_line_bytes);
+    events.LineDropped(DropReason::kLineTooLong);
+  }
+  EnvelopeRecord rec;
+  if (envelope.Decode(line, line_number, line_offset, &rec)) Process(rec);
+}
+
+SourceParser::SourceParser(uint32_t source_id, std::string source_name, ParserOptions options,
+                           PipelineEvents& events, RecordSink& sink)
+    : impl_(std::make_unique<Impl>(source_id, std::move(source_name), options, events, sink)) {}
+
+SourceParser::~SourceParser() = default;
+
+void SourceParser::Feed(std::string_view line) { impl_->Feed(line); }
+
+void SourceParser::Tick(int64_t now_us) { impl_->assembler.Tick(now_us); }
+
+void SourceParser::Finish() {
+  EnvelopeRecord rec;
+  while (impl_->envelope.Flush(&rec)) impl_->Process(rec);
+  impl_->assembler.Finish();
+}
+
+Envelope SourceParser::envelope() const { return impl_->envelope.envelope(); }
+
+const WorkerTable& SourceParser::workers() const { return impl_->workers; }
+
+const std::string& SourceParser::source_name() const { return impl_->source_name; }
+
+}  // namespace fingerprintd::parse

@@ -1,0 +1,125 @@
+#include "parse/time_util.h"
+
+namespace fingerprintd::parse {
+
+int64_t DaysFromCivil(int64_t y, int32_t m, int32_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t mp = (m + 9) % 12;
+  const int64_t doy = (153 * mp + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void CivilFromDays(int64_t z, int32_t* year, int32_t* month, int32_t* day) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  *year = static_cast<int32_t>(yoe + era * 400 + (m <= 2));
+  *month = static_cast<int32_t>(m);
+  *day = static_cast<int32_t>(d);
+}
+
+int64_t CivilToUnixMicros(const CivilTime& t, int32_t year, int32_t offset_s) {
+  const int64_t days = DaysFromCivil(year, t.month, t.day);
+  const int64_t secs = days * 86400 + t.hour * 3600 + t.minute * 60 + t.second - offset_s;
+  return secs * 1'000'000 + t.micros;
+}
+
+bool PlausibleCivil(const CivilTime& t) {
+  return t.month >= 1 && t.month <= 12 && t.day >= 1 && t.day <= 31 && t.hour <= 23 &&
+         t.minute <= 59 && t.second <= 60;
+}
+
+size_t ParseFraction(std::string_view text, size_t pos, int32_t* micros) {
+  if (pos >= text.size() || (text[pos] != '.' && text[pos] != ',')) return 0;
+  size_t i = pos + 1;
+  int32_t value = 0;
+  int digits = 0;
+  while (i < text.size() && digits < 9) {
+    unsigned d = static_cast<unsigned char>(text[i]) - '0';
+    if (d > 9) break;
+    if (digits < 6) value = value * 10 + static_cast<int32_t>(d);
+    ++digits;
+    ++i;
+  }
+  if (digits == 0) return 0;
+  for (int k = digits; k < 6; ++k) value *= 10;
+  *micros = value;
+  return i - pos;
+}
+
+size_t ParseMonthDayTime(std::string_view text, CivilTime* out) {
+  // MM-DD HH:MM:SS
+  if (text.size() < 14 || text[2] != '-' || text[5] != ' ' || text[8] != ':' || text[11] != ':') {
+    return 0;
+  }
+  CivilTime t;
+  if (!ReadDigits(text, 0, 2, &t.month) || !ReadDigits(text, 3, 2, &t.day) ||
+      !ReadDigits(text, 6, 2, &t.hour) || !ReadDigits(text, 9, 2, &t.minute) ||
+      !ReadDigits(text, 12, 2, &t.second) || !PlausibleCivil(t)) {
+    return 0;
+  }
+  *out = t;
+  return 14;
+}
+
+size_t ParseIsoDateTime(std::string_view text, CivilTime* out) {
+  // YYYY-MM-DD HH:MM:SS
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != ' ' || text[13] != ':' ||
+      text[16] != ':') {
+    return 0;
+  }
+  CivilTime t;
+  if (!ReadDigits(text, 0, 4, &t.year) || !ReadDigits(text, 5, 2, &t.month) ||
+      !ReadDigits(text, 8, 2, &t.day) || !ReadDigits(text, 11, 2, &t.hour) ||
+      !ReadDigits(text, 14, 2, &t.minute) || !ReadDigits(text, 17, 2, &t.second) ||
+      !PlausibleCivil(t)) {
+    return 0;
+  }
+  *out = t;
+  return 19;
+}
+
+size_t ParseRfc3339(std::string_view text, int64_t* utc_us, int32_t* offset_s) {
+  // YYYY-MM-DDTHH:MM:SS[.f{1,9}](Z|+hh:mm|-hh:mm)
+  if (text.size() < 20 || text[4] != '-' || text[7] != '-' ||
+      (text[10] != 'T' && text[10] != 't') || text[13] != ':' || text[16] != ':') {
+    return 0;
+  }
+  CivilTime t;
+  if (!ReadDigits(text, 0, 4, &t.year) || !ReadDigits(text, 5, 2, &t.month) ||
+      !ReadDigits(text, 8, 2, &t.day) || !ReadDigits(text, 11, 2, &t.hour) ||
+      !ReadDigits(text, 14, 2, &t.minute) || !ReadDigits(text, 17, 2, &t.second) ||
+      !PlausibleCivil(t)) {
+    return 0;
+  }
+  size_t pos = 19;
+  if (pos < text.size() && text[pos] == '.') pos += ParseFraction(text, pos, &t.micros);
+  if (pos >= text.size()) return 0;
+  int32_t offset = 0;
+  if (text[pos] == 'Z' || text[pos] == 'z') {
+    ++pos;
+  } else if (text[pos] == '+' || text[pos] == '-') {
+    int32_t hh = 0, mm = 0;
+    if (pos + 6 > text.size() || text[pos + 3] != ':' || !ReadDigits(text, pos + 1, 2, &hh) ||
+        !ReadDigits(text, pos + 4, 2, &mm) || hh > 23 || mm > 59) {
+      return 0;
+    }
+    offset = (hh * 3600 + mm * 60) * (text[pos] == '-' ? -1 : 1);
+    pos += 6;
+  } else {
+    return 0;
+  }
+  *utc_us = CivilToUnixMicros(t, t.year, offset);
+  *offset_s = offset;
+  return pos;
+}
+
+}  // namespace fingerprintd::parse

@@ -1,0 +1,65 @@
+// Calendar arithmetic and timestamp scanners shared by the envelope and header
+// parsers. Event times are microseconds since the Unix epoch (UTC).
+//
+// Civil-from-days is done here (Howard Hinnant's algorithms) instead of with
+// timegm()/mktime(): those depend on the process TZ and locale, and replay must
+// give the same times on every machine.
+//
+// Threading: pure functions; no state.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace fingerprintd::parse {
+
+// A wall-clock time as printed. year == 0 means the text carried no year.
+struct CivilTime {
+  int32_t year = 0;
+  int32_t month = 1;  // 1-12
+  int32_t day = 1;    // 1-31
+  int32_t hour = 0, minute = 0, second = 0;
+  int32_t micros = 0;
+};
+
+// Days since 1970-01-01 of a proleptic Gregorian date.
+int64_t DaysFromCivil(int64_t year, int32_t month, int32_t day);
+// Inverse of DaysFromCivil.
+void CivilFromDays(int64_t days, int32_t* year, int32_t* month, int32_t* day);
+
+// Converts a civil time observed at `offset_s` seconds east of UTC.
+int64_t CivilToUnixMicros(const CivilTime& t, int32_t year, int32_t offset_s);
+
+// Reads exactly `n` ASCII digits at text[pos]; false if any is not a digit.
+inline bool ReadDigits(std::string_view text, size_t pos, size_t n, int32_t* out) {
+  if (pos + n > text.size()) return false;
+  int32_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned d = static_cast<unsigned char>(text[pos + i]) - '0';
+    if (d > 9) return false;
+    v = v * 10 + static_cast<int32_t>(d);
+  }
+  *out = v;
+  return true;
+}
+
+// True when the civil fields are in range (month 1-12, day 1-31, 23:59:60).
+bool PlausibleCivil(const CivilTime& t);
+
+// Parses an RFC 3339 timestamp with 0-9 fraction digits and a `Z` or `+hh:mm`
+// zone at the start of `text` (Go's RFC3339Nano, as written by CRI runtimes and
+// Docker). Returns the bytes consumed, or 0 if `text` does not start with one.
+size_t ParseRfc3339(std::string_view text, int64_t* utc_us, int32_t* offset_s);
+
+// Parses "YYYY-MM-DD HH:MM:SS" at the start of `text` (no fraction). Returns the
+// bytes consumed or 0.
+size_t ParseIsoDateTime(std::string_view text, CivilTime* out);
+
+// Parses "MM-DD HH:MM:SS" (vLLM) at the start of `text`. Returns consumed or 0.
+size_t ParseMonthDayTime(std::string_view text, CivilTime* out);
+
+// Parses ".fff" / ",fff" (1-9 digits) at text[pos] into micros. Returns the
+// bytes consumed (0 if none).
+size_t ParseFraction(std::string_view text, size_t pos, int32_t* micros);
+
+}  // namespace fingerprintd::parse

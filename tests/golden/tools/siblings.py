@@ -38,7 +38,7 @@ def tb_qwen3_to_linear(s, model_py="qwen3.py"):
             + frame(f"{V}/model_executor/layers/quantization/fp8.py", 519, "apply",
                     "return self.fp8_linear.apply_weights(layer, x, bias)",
                     "self.fp8_linear.apply_weights(layer, x, bias)")
-            + frame(f"{V}/model_executor/kernels/linear/scaled_mm/BlockScaledMMLinearKernel.py", 132,
+            + frame(f"{V}/model_executor/kernels/linear/scaled_mm/BlockScaledMMLinearKernel.py", 126,
                     "apply_weights", "output = self.apply_block_scaled_mm(", "self.apply_block_scaled_mm("))
 
 
@@ -165,9 +165,9 @@ def cutlass_error_internal(out, G):
 
     def tb(r):
         return (s.tb_rpc_head("determine_available_memory") + tb_qwen3_to_linear(s)
-                + frame(f"{V}/model_executor/kernels/linear/scaled_mm/cutlass.py", 268, "apply_block_scaled_mm",
+                + frame(f"{V}/model_executor/kernels/linear/scaled_mm/cutlass.py", 274, "apply_block_scaled_mm",
                         "return ops.cutlass_scaled_mm(", "ops.cutlass_scaled_mm(")
-                + frame(f"{V}/_custom_ops.py", 915, "cutlass_scaled_mm",
+                + frame(f"{V}/_custom_ops.py", 908, "cutlass_scaled_mm",
                         "torch.ops._C.cutlass_scaled_mm(out, a, b, scale_a, scale_b, bias)")
                 + frame(f"{S}/torch/_ops.py", 1243, "__call__", "return self._op(*args, **kwargs)",
                         "self._op(*args, **kwargs)")
@@ -405,6 +405,7 @@ def sglang(out, G):
         p.append((9, f"{ts(9, r)} Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed."))
         p.append((10, f"{ts(10, r)} Init torch distributed ends. mem usage={0.61 + 0.02 * r:.2f} GB"))
         p.append((10, f"{ts(10, r)} Load weight begin. avail mem={30.12 - 0.02 * r:.2f} GB"))
+        p.append((10, f"{ts(10, r)} Detected fp8 checkpoint. Please note that the format is experimental and subject to change."))
         p.append((11, f"{ts(11, r)} Using model weights format ['*.safetensors']"))
     per[0].append((11, "Loading safetensors checkpoint shards:   0% Completed | 0/7 [00:00<?, ?it/s]"))
     for i in range(1, 8):

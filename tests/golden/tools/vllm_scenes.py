@@ -414,7 +414,7 @@ class Scene:
                         'return self.collective_rpc("determine_available_memory")',
                         'self.collective_rpc("determine_available_memory")')
         else:
-            tb += frame(f"{V}/v1/engine/core.py", 249, "_initialize_kv_caches",
+            tb += frame(f"{V}/v1/engine/core.py", 254, "_initialize_kv_caches",
                         "self.model_executor.initialize_from_config(kv_cache_configs)")
             tb += frame(f"{V}/v1/executor/abstract.py", 116, "initialize_from_config",
                         'self.collective_rpc("compile_or_warm_up_model")')

@@ -38,7 +38,8 @@ struct OpenIncident {
   const rules::Rule* rule = nullptr;
   Deployment* deployment = nullptr;
   std::string id;
-  int64_t first_seen_us = 0, last_seen_us = 0;
+  int64_t first_seen_us = 0, last_seen_us = 0;  // over every matched stage
+  int64_t anchor_us = 0;  // earliest symptom: the window is measured from it
   std::vector<WorkerHits> workers;
   std::vector<RuleHit> reraises;  // engine core / API server copies without a known origin
   int revision = 0;
@@ -139,8 +140,8 @@ struct Correlator::Impl {
   OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule, int64_t time_us) {
     for (auto& inc : open) {
       if (inc->deployment != d || inc->rule != rule) continue;
-      if (time_us == 0 || inc->first_seen_us == 0) return inc.get();
-      int64_t lo = inc->first_seen_us - rule->window_us, hi = inc->first_seen_us + rule->window_us;
+      if (time_us == 0 || inc->anchor_us == 0) return inc.get();
+      int64_t lo = inc->anchor_us - rule->window_us, hi = inc->anchor_us + rule->window_us;
       if (time_us >= lo && time_us <= hi) return inc.get();
     }
     return nullptr;
@@ -156,6 +157,7 @@ struct Correlator::Impl {
     inc->deployment = d;
     inc->first_seen_us = hit.first_time_us;
     inc->last_seen_us = hit.time_us;
+    inc->anchor_us = hit.time_us;
     inc->order = next_order++;
     int64_t bucket = hit.time_us > 0 ? hit.time_us / hit.rule->window_us : 0;
     inc->id = "inc-" + Hex64(Fnv({d->name, hit.rule->id, hit.traceback_fingerprint,
@@ -174,8 +176,13 @@ struct Correlator::Impl {
       inc->first_seen_us = hit.first_time_us;
     }
     inc->last_seen_us = std::max(inc->last_seen_us, hit.time_us);
+    if (hit.time_us != 0 && (inc->anchor_us == 0 || hit.time_us < inc->anchor_us)) {
+      inc->anchor_us = hit.time_us;
+    }
     inc->dirty = true;
     AddHit(*d, inc, std::move(hit));
+    // Page as soon as every expected worker reported; later changes are
+    // emitted at window close or Finish().
     if (!inc->rule->fallback && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
   }
 
@@ -250,17 +257,23 @@ struct Correlator::Impl {
     sink.OnIncident(out);
   }
 
-  // Emits (if changed) and drops incidents whose window ended before `now_us`
-  // (now_us == 0: the oldest one only; used when the open-incident cap is hit).
+  // Emits (if changed) incidents whose window ended before `now_us`, and
+  // forgets them one more window later: until then a late worker still joins
+  // the same incident (same id, next revision). now_us == 0 evicts the oldest
+  // incident (the open-incident cap was hit).
   void EmitAndClose(int64_t now_us) {
     std::vector<OpenIncident*> closing;
+    std::set<OpenIncident*> gone;
     if (now_us == 0) {
-      if (!open.empty()) closing.push_back(open.front().get());
+      if (!open.empty()) {
+        closing.push_back(open.front().get());
+        gone.insert(open.front().get());
+      }
     } else {
       for (auto& inc : open) {
-        if (inc->last_seen_us != 0 && inc->last_seen_us + inc->rule->window_us < now_us) {
-          closing.push_back(inc.get());
-        }
+        if (inc->last_seen_us == 0) continue;
+        if (inc->last_seen_us + inc->rule->window_us < now_us) closing.push_back(inc.get());
+        if (inc->last_seen_us + 2 * inc->rule->window_us < now_us) gone.insert(inc.get());
       }
     }
     // Non-fallback incidents first, so that a fallback sees them when deciding.
@@ -269,8 +282,8 @@ struct Correlator::Impl {
     });
     for (OpenIncident* inc : closing) {
       if (inc->dirty && !SuppressedFallback(*inc)) Emit(*inc);
+      inc->dirty = false;
     }
-    std::set<OpenIncident*> gone(closing.begin(), closing.end());
     open.erase(std::remove_if(open.begin(), open.end(),
                               [&](const auto& inc) { return gone.count(inc.get()) > 0; }),
                open.end());
@@ -380,6 +393,11 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
   for (const RuleHit& h : inc.reraises) {
     for (const rules::EvidenceLine& e : h.stages) add(e.source_id, e.line, e.text);
   }
+
+  std::stable_sort(out.evidence.begin(), out.evidence.end(),
+                   [](const IncidentEvidence& a, const IncidentEvidence& b) {
+                     return std::tie(a.source, a.line) < std::tie(b.source, b.line);
+                   });
 
   for (const std::string& name : rule.facts) {
     auto it = d.facts.find(name);

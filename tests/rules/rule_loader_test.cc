@@ -69,7 +69,7 @@ TEST(RuleLoaderTest, InvalidRe2PatternNamesRuleFieldAndLine) {
   text.replace(text.find("'CUDA out of memory'"), 20, "'(?<=lookbehind)x'");
   Status s = Load("rules/good-rule.yaml", text);
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:9: rule good-rule: sequence.symptom.patterns: invalid RE2 pattern"));
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:8: rule good-rule: sequence.symptom.patterns: invalid RE2 pattern"));
 }
 
 TEST(RuleLoaderTest, UnknownKeyIsRejectedWithItsLine) {
@@ -77,7 +77,7 @@ TEST(RuleLoaderTest, UnknownKeyIsRejectedWithItsLine) {
   Status s = Load("rules/good-rule.yaml", text);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("rule good-rule: colour: unknown key"));
-  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:20:"));
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:18:"));
 }
 
 TEST(RuleLoaderTest, UnknownKeyInsideAStageIsRejected) {

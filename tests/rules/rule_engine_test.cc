@@ -1,0 +1,254 @@
+// RuleEngine: stages in order within maxspan, the traceback clause tells the
+// target from the same text raised elsewhere, vetoes, one-line pastes are
+// partial, facts are extracted once, and the prefilter skips plain lines.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::rules {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr int64_t kSecond = 1'000'000;
+constexpr int64_t kT0 = 1'770'000'000LL * kSecond;
+
+std::shared_ptr<const RuleSet> Pack() {
+  const char* facts = R"(facts:
+  - name: compute_capability
+    patterns: ['Device capability (\d+\.\d+) not supported', 'CUDA capability (sm_\d+) is not compatible']
+  - name: tensor_parallel_size
+    patterns: ['tensor_parallel_size=(\d+)']
+kernel_support:
+  - library: DeepGEMM
+    implements: ["9.0", "10.0"]
+)";
+  const char* target = R"(id: sf
+title: Unknown SF
+class: hardware_support
+severity: critical
+library: DeepGEMM
+maxspan: 10m
+sequence:
+  - id: start
+    level: INFO
+    patterns: ['Loading weights took']
+    required: true
+  - id: warn
+    level: WARNING
+    patterns: ['Device capability 12\.\d not supported']
+  - id: symptom
+    level: ERROR
+    patterns: ['Unknown SF transformation']
+    symptom: true
+traceback:
+  exception: '^RuntimeError$'
+  frames:
+    - {function: '^process_weights_after_loading$'}
+    - {file: 'deep_gemm\.py$', function: '^transform_sf_into_required_layout$'}
+unless:
+  - frame: {function: '^profile_run$'}
+explanation: "{workers}; {capability}."
+remediation: ["VLLM_USE_DEEP_GEMM=0"]
+)";
+  auto loaded = LoadRuleTexts({{"r/facts.yaml", facts}, {"r/sf.yaml", target}});
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  return *loaded;
+}
+
+class Hits final : public HitSink {
+ public:
+  void OnHit(RuleHit hit) override { hits.push_back(std::move(hit)); }
+  void OnFact(uint32_t, const std::string& name, const std::string& value) override {
+    facts.emplace_back(name, value);
+  }
+  void OnWorkerSeen(uint32_t, const WorkerInfo&) override { ++workers_seen; }
+  void OnWorkerRank(uint32_t, const WorkerInfo&) override {}
+  std::vector<RuleHit> hits;
+  std::vector<std::pair<std::string, std::string>> facts;
+  int workers_seen = 0;
+};
+
+class RuleEngineTest : public ::testing::Test {
+ protected:
+  RuleEngineTest() : engine_(Pack(), 0, events_, hits_) {
+    worker_.role = ProcessRole::kWorker;
+    worker_.name = "Worker_TP0";
+    worker_.tp = 0;
+    worker_.pid = 10;
+  }
+
+  void Line(Level level, std::string_view message, int64_t t,
+            LineKind kind = LineKind::kMessage) {
+    LogRecord r;
+    r.line_number = ++line_;
+    r.worker = &worker_;
+    r.level = level;
+    r.kind = kind;
+    r.time_us = t;
+    r.message = message;
+    engine_.OnRecord(r);
+  }
+
+  void Traceback(std::vector<std::pair<std::string, std::string>> frames,
+                 const std::string& message, int64_t t) {
+    fingerprintd::Traceback tb;
+    tb.worker = &worker_;
+    ExceptionBlock block;
+    for (auto& [file, function] : frames) block.frames.push_back(Frame{file, 1, function, ""});
+    block.type = "RuntimeError";
+    block.message = message;
+    tb.blocks.push_back(block);
+    tb.complete = true;
+    for (const Frame& f : block.frames) {
+      Line(Level::kError, "  File \"" + f.file + "\", line 1, in " + f.function, t,
+           LineKind::kFrame);
+    }
+    Line(Level::kError, "RuntimeError: " + message, t, LineKind::kException);
+    engine_.OnTraceback(tb);
+  }
+
+  const std::vector<std::pair<std::string, std::string>> kWeightPrep = {
+      {"/x/vllm/model_executor/layers/quantization/fp8.py", "process_weights_after_loading"},
+      {"/x/vllm/utils/deep_gemm.py", "transform_sf_into_required_layout"}};
+  const std::string kSymptom = "Assertion error (layout.hpp:60): Unknown SF transformation";
+
+  NullPipelineEvents events_;
+  Hits hits_;
+  RuleEngine engine_;
+  WorkerInfo worker_;
+  uint64_t line_ = 0;
+};
+
+TEST_F(RuleEngineTest, FullSequenceWithMatchingFramesIsConfirmed) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
+  Line(Level::kWarning, "SymmMemCommunicator: Device capability 12.0 not supported", kT0);
+  Traceback(kWeightPrep, kSymptom, kT0 + kSecond);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  const RuleHit& hit = hits_.hits[0];
+  EXPECT_EQ(hit.confidence, Confidence::kConfirmed);
+  std::vector<std::string> stages;
+  for (const auto& e : hit.stages) stages.push_back(e.stage);
+  EXPECT_THAT(stages, ElementsAre("start", "warn", "symptom"));
+  EXPECT_EQ(hit.traceback_fingerprint.substr(0, 3), "v1:");
+  EXPECT_THAT(hit.frames, ElementsAre("vllm.model_executor.layers.quantization.fp8:process_weights_after_loading",
+                                      "vllm.utils.deep_gemm:transform_sf_into_required_layout"));
+  EXPECT_THAT(hits_.facts, ElementsAre(std::make_pair(std::string("compute_capability"),
+                                                      std::string("12.0"))));
+}
+
+TEST_F(RuleEngineTest, MissingRequiredStageMakesItPartial) {
+  Traceback(kWeightPrep, kSymptom, kT0);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+}
+
+TEST_F(RuleEngineTest, RequiredStageOutsideMaxspanDoesNotCount) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
+  Traceback(kWeightPrep, kSymptom, kT0 + 11 * 60 * kSecond);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+}
+
+TEST_F(RuleEngineTest, StageBelowItsLevelDoesNotMatch) {
+  Line(Level::kDebug, "Loading weights took 12.3 seconds", kT0);
+  Traceback(kWeightPrep, kSymptom, kT0);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+}
+
+TEST_F(RuleEngineTest, SameAssertionOnAnotherCodePathIsNotAHit) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
+  Traceback({{"/x/vllm/v1/worker/gpu_model_runner.py", "_dummy_run"},
+             {"/x/vllm/utils/deep_gemm.py", "fp8_gemm_nt"}},
+            kSymptom, kT0);
+  engine_.Finish();
+  EXPECT_THAT(hits_.hits, IsEmpty());
+}
+
+TEST_F(RuleEngineTest, VetoFrameSuppressesTheHit) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
+  Traceback({{"/x/vllm/v1/worker/gpu_model_runner.py", "profile_run"},
+             {"/x/vllm/model_executor/layers/quantization/fp8.py", "process_weights_after_loading"},
+             {"/x/vllm/utils/deep_gemm.py", "transform_sf_into_required_layout"}},
+            kSymptom, kT0);
+  engine_.Finish();
+  EXPECT_THAT(hits_.hits, IsEmpty());
+}
+
+TEST_F(RuleEngineTest, OneLinePasteIsPartial) {
+  Traceback({}, kSymptom, kT0);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+  EXPECT_TRUE(hits_.hits[0].traceback_fingerprint.empty());
+}
+
+TEST_F(RuleEngineTest, SymptomWithoutAnyTracebackResolvesAtEndOfInput) {
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
+  EXPECT_THAT(hits_.hits, IsEmpty());
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+}
+
+TEST_F(RuleEngineTest, CapabilityFromTorchWarningIsNormalised) {
+  Line(Level::kWarning,
+       "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
+       "PyTorch installation.",
+       kT0);
+  EXPECT_THAT(hits_.facts, ElementsAre(std::make_pair(std::string("compute_capability"),
+                                                      std::string("12.0"))));
+}
+
+TEST_F(RuleEngineTest, FirstFactValueWins) {
+  Line(Level::kInfo, "config: tensor_parallel_size=4, pipeline_parallel_size=1", kT0);
+  Line(Level::kInfo, "config: tensor_parallel_size=8, pipeline_parallel_size=1", kT0);
+  EXPECT_THAT(hits_.facts, ElementsAre(std::make_pair(std::string("tensor_parallel_size"),
+                                                      std::string("4"))));
+}
+
+TEST(RuleSetTest, PrefilterSkipsLinesWithoutThePacksLiterals) {
+  auto pack = Pack();
+  std::vector<int> atoms, matches;
+  pack->Match("INFO 01-04 14:48:25 [gpu_model_runner.py:2338] Starting to load model x", &atoms,
+              &matches);
+  EXPECT_THAT(matches, IsEmpty());
+  EXPECT_THAT(atoms, IsEmpty());
+  pack->Match("RuntimeError: Assertion error: Unknown SF transformation", &atoms, &matches);
+  EXPECT_EQ(matches.size(), 1u);
+}
+
+TEST(FingerprintTest, IgnoresLineNumbersAndInstallPrefix) {
+  ExceptionBlock a, b;
+  a.type = b.type = "RuntimeError";
+  a.frames = {{"/usr/local/lib/python3.12/dist-packages/vllm/utils/deep_gemm.py", 494, "f", ""}};
+  b.frames = {{"/opt/venv/lib/python3.11/site-packages/vllm/utils/deep_gemm.py", 338, "f", ""}};
+  EXPECT_EQ(TracebackFingerprint(a), TracebackFingerprint(b));
+  b.frames[0].function = "g";
+  EXPECT_NE(TracebackFingerprint(a), TracebackFingerprint(b));
+}
+
+TEST(FingerprintTest, RayWrapperTypeFingerprintsAsTheInnerType) {
+  ExceptionBlock a, b;
+  a.type = "RuntimeError";
+  b.type = "ray.exceptions.RayTaskError(RuntimeError)";
+  EXPECT_EQ(TracebackFingerprint(a), TracebackFingerprint(b));
+}
+
+TEST(ModuleOfFileTest, StripsPackagesRootAndExtension) {
+  EXPECT_EQ(ModuleOfFile("/usr/lib/python3/dist-packages/vllm/v1/engine/core.py"),
+            "vllm.v1.engine.core");
+  EXPECT_EQ(ModuleOfFile("/home/me/src/vllm/vllm/utils/deep_gemm.py"), "vllm.utils.deep_gemm");
+  EXPECT_EQ(ModuleOfFile("/workspace/serve.py"), "serve");
+  EXPECT_EQ(ModuleOfFile("C:\\venv\\Lib\\site-packages\\torch\\nn\\module.py"), "torch.nn.module");
+}
+
+}  // namespace
+}  // namespace fingerprintd::rules

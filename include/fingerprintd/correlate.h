@@ -10,8 +10,10 @@
 // An incident is emitted (IncidentSink::OnIncident) when every expected
 // worker reported, when Advance() moves event time past its window, or at
 // Finish(); a later hit for it emits it again with the same incident_id and a
-// higher revision. Fallback rules (class unknown catch-alls) are emitted only
-// at window close / Finish and only if no other rule hit the deployment then.
+// higher revision. Weaker incidents are held until window close / Finish and
+// dropped if a stronger one covers the same deployment and time: an incident
+// made only of engine-core/API-server copies yields to one with worker hits,
+// and a fallback rule (class unknown catch-all) yields to any other rule.
 //
 // Threading: single-threaded. No wall clock: Advance() takes event time.
 #pragma once

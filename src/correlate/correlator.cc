@@ -183,7 +183,7 @@ struct Correlator::Impl {
     AddHit(*d, inc, std::move(hit));
     // Page as soon as every expected worker reported; later changes are
     // emitted at window close or Finish().
-    if (!inc->rule->fallback && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
+    if (Strength(*inc) == 2 && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
   }
 
   void AddHit(const Deployment& d, OpenIncident* inc, RuleHit hit) {
@@ -229,15 +229,25 @@ struct Correlator::Impl {
     return expected > 0 && static_cast<int>(inc.workers.size()) >= expected;
   }
 
-  bool SuppressedFallback(const OpenIncident& inc) const {
-    if (!inc.rule->fallback) return false;
+  // How much an incident stands on its own: 2 = a real rule hit in a worker's
+  // own stream; 1 = only engine-core / API-server / unprefixed copies; 0 = a
+  // fallback (catch-all) rule. A weaker incident is dropped when a stronger
+  // one covers the same deployment and time: a re-raise never makes a second
+  // incident, a catch-all never shadows a real fingerprint.
+  static int Strength(const OpenIncident& inc) {
+    if (inc.rule->fallback) return 0;
+    return inc.workers.empty() ? 1 : 2;
+  }
+
+  bool Suppressed(const OpenIncident& inc) const {
+    int strength = Strength(inc);
+    if (strength == 2) return false;
     for (const auto& other : open) {
-      if (other.get() == &inc || other->rule->fallback || other->deployment != inc.deployment)
-        continue;
-      int64_t w = inc.rule->window_us;
-      if (inc.first_seen_us == 0 || other->first_seen_us == 0 ||
-          (other->last_seen_us >= inc.first_seen_us - w &&
-           other->first_seen_us <= inc.last_seen_us + w)) {
+      if (other.get() == &inc || other->deployment != inc.deployment) continue;
+      if (Strength(*other) <= strength) continue;
+      int64_t w = std::max(inc.rule->window_us, other->rule->window_us);
+      if (inc.anchor_us == 0 || other->anchor_us == 0 ||
+          (other->last_seen_us >= inc.anchor_us - w && other->anchor_us <= inc.last_seen_us + w)) {
         return true;
       }
     }
@@ -276,12 +286,12 @@ struct Correlator::Impl {
         if (inc->last_seen_us + 2 * inc->rule->window_us < now_us) gone.insert(inc.get());
       }
     }
-    // Non-fallback incidents first, so that a fallback sees them when deciding.
+    // Stronger incidents first, so that weaker ones see them when deciding.
     std::stable_sort(closing.begin(), closing.end(), [](OpenIncident* a, OpenIncident* b) {
-      return !a->rule->fallback && b->rule->fallback;
+      return Strength(*a) > Strength(*b);
     });
     for (OpenIncident* inc : closing) {
-      if (inc->dirty && !SuppressedFallback(*inc)) Emit(*inc);
+      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
       inc->dirty = false;
     }
     open.erase(std::remove_if(open.begin(), open.end(),
@@ -293,11 +303,11 @@ struct Correlator::Impl {
     std::vector<OpenIncident*> all;
     for (auto& inc : open) all.push_back(inc.get());
     std::stable_sort(all.begin(), all.end(), [](OpenIncident* a, OpenIncident* b) {
-      if (a->rule->fallback != b->rule->fallback) return !a->rule->fallback;
+      if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
       return a->order < b->order;
     });
     for (OpenIncident* inc : all) {
-      if (inc->dirty && !SuppressedFallback(*inc)) Emit(*inc);
+      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
     }
     open.clear();
   }

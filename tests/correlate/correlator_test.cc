@@ -38,7 +38,8 @@ remediation: ["Stop the boom."]
   };
   auto loaded = rules::LoadRuleTexts({{"r/facts.yaml", facts},
                                       {"r/boom.yaml", rule("boom", "hardware_support", false)},
-                                      {"r/catch-all.yaml", rule("catch-all", "unknown", true)}});
+                                      {"r/catch-all.yaml", rule("catch-all", "unknown", true)},
+                                      {"r/other.yaml", rule("other", "hardware_support", false)}});
   EXPECT_TRUE(loaded.ok()) << loaded.status().message();
   return *loaded;
 }
@@ -127,6 +128,22 @@ TEST_F(CorrelatorTest, OnlyAnEngineCoreCopyStillYieldsAnIncident) {
   ASSERT_EQ(incidents.size(), 1u);
   EXPECT_EQ(incidents[0].affected, 1);
   EXPECT_THAT(incidents[0].workers, ElementsAre("pid=2346 ip=10.0.0.1"));
+}
+
+TEST_F(CorrelatorTest, EngineCoreOnlyMatchOfAnotherRuleYieldsToTheWorkersIncident) {
+  // The workers' own tracebacks identify the failure; the engine core's
+  // one-line copy of the message also matches a sibling rule: one incident.
+  correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
+  correlator_.OnHit(Hit("other", EngineCore(50), kT0 + kSecond, ""));
+  correlator_.Finish();
+  EXPECT_THAT(testing::RuleIds(sink_.Sorted()), ElementsAre("boom"));
+}
+
+TEST_F(CorrelatorTest, EngineCoreOnlyMatchBeatsTheCatchAll) {
+  correlator_.OnHit(Hit("catch-all", EngineCore(50), kT0));
+  correlator_.OnHit(Hit("other", EngineCore(50), kT0 + kSecond));
+  correlator_.Finish();
+  EXPECT_THAT(testing::RuleIds(sink_.Sorted()), ElementsAre("other"));
 }
 
 TEST_F(CorrelatorTest, LateWorkerUpdatesTheSameIncidentId) {

@@ -118,6 +118,7 @@ struct SourceParser::Impl {
   std::string clean_scratch;
   WorkerInfo* unprefixed = nullptr;
   WorkerInfo* overflow = nullptr;
+  WorkerInfo* header_worker = nullptr;  // rank named by the last record's header
   // Consecutive lines mostly come from the same process: compare the prefix
   // text before hashing.
   std::string last_key;
@@ -238,7 +239,17 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
 
   Header header;
   const bool has_header = ParseHeader(rest, &header);
-  if (header.has_worker) worker = Lookup(header.worker, header.worker.name);
+  if (header.has_worker) {
+    worker = Lookup(header.worker, header.worker.name);
+    header_worker = worker;
+  } else if (consumed > 0 || has_header) {
+    header_worker = nullptr;
+  } else if (header_worker != nullptr) {
+    // SGLang/TRT-LLM name the rank only in the header of a record's first
+    // line; raw lines after it (a traceback inside one record) are its
+    // continuation, so they stay with that rank.
+    worker = header_worker;
+  }
 
   if (worker->id >= last_time.size()) last_time.resize(worker->id + 1, kNoTime);
   int64_t time_us;

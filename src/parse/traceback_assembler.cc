@@ -12,6 +12,16 @@ constexpr int kMaxContinuationLines = 3;  // extra lines appended to an exceptio
 
 bool IsIndented(std::string_view s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
 
+// Whether the next line may continue an exception message that ended with
+// `line`: C++ assertion texts split after a comma ("cutlass_gemm_caller," /
+// "...cuh:61," / "Error Internal"), and terminals hard-wrap long lines.
+bool MayContinue(std::string_view line) {
+  constexpr size_t kNarrowestTerminal = 79;
+  if (line.empty()) return false;
+  const char last = line.back();
+  return last == ',' || last == ':' || last == '(' || line.size() >= kNarrowestTerminal;
+}
+
 Level AtLeast(Level level, Level floor) { return level < floor ? floor : level; }
 
 }  // namespace
@@ -117,6 +127,7 @@ void TracebackAssembler::SetException(Stream& s, const TracebackInput& in, std::
   s.awaiting_code = false;
   s.blank_run = 0;
   s.continuation_lines = 0;
+  s.may_continue = MayContinue(in.message);
 }
 
 bool TracebackAssembler::IsBystander(const Stream& s, const TracebackInput& in) const {
@@ -212,7 +223,8 @@ bool TracebackAssembler::ProcessPending(Stream& s, const TracebackInput& in, Tra
     }
   }
   if (is_frame || IsIndented(msg) || IsTracebackHeaderLine(msg)) return false;
-  if (s.continuation_lines >= kMaxContinuationLines || in.has_header != s.exception_headered) {
+  if (!s.may_continue || s.continuation_lines >= kMaxContinuationLines ||
+      in.has_header != s.exception_headered) {
     return false;
   }
   ExceptionLine exc;
@@ -225,6 +237,7 @@ bool TracebackAssembler::ProcessPending(Stream& s, const TracebackInput& in, Tra
     message.append(msg.data(), msg.size());
   }
   ++s.continuation_lines;
+  s.may_continue = MayContinue(msg);
   out->kind = LineKind::kException;
   out->level = AtLeast(out->level, Level::kError);
   return true;

@@ -28,7 +28,10 @@
 //
 // Multi-line exception messages: after the exception line, up to three lines
 // with the same header-ness (same header, or both unheadered) that are not
-// indented and have no other traceback shape are appended to the message.
+// indented and have no other traceback shape are appended to the message, but
+// only while the previous piece looks cut off (ends in ',', ':' or '(', or is
+// at least 79 bytes long, a terminal's hard wrap). Anything else after an
+// exception line ends the traceback, so unrelated prints are not swallowed.
 //
 // Caps: at max_traceback_frames or max_traceback_bytes the OLDEST frames are
 // dropped (the innermost frames name the failing call; they are printed last)
@@ -99,6 +102,7 @@ class TracebackAssembler {
     bool awaiting_code = false;     // last frame has no code line yet
     int blank_run = 0;
     int continuation_lines = 0;
+    bool may_continue = false;    // the last message line looked cut off
     Level level = Level::kError;  // level of headerless lines in this traceback
     size_t frames = 0;
     size_t bytes = 0;

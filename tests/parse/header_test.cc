@@ -1,0 +1,240 @@
+// Headers: level, time and location in front of a message, and how the event
+// time is completed when the header has no year.
+#include "parse/header.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fingerprintd/parse.h"
+#include "testing/collecting_sink.h"
+#include "testing/counting_events.h"
+
+namespace fingerprintd::parse {
+namespace {
+
+Header Parse(std::string_view line) {
+  Header h;
+  EXPECT_TRUE(ParseHeader(line, &h)) << line;
+  return h;
+}
+
+int64_t Utc(int y, int mo, int d, int h, int mi, int s) {
+  return (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * 1'000'000;
+}
+
+TEST(HeaderTest, VllmHeaderGivesLevelTimeLocationAndMessage) {
+  Header h = Parse("ERROR 12-23 19:34:21 [multiproc_executor.py:824]     raise RuntimeError(");
+  EXPECT_EQ(h.kind, HeaderKind::kVllm);
+  EXPECT_EQ(h.level, Level::kError);
+  EXPECT_EQ(h.time.month, 12);
+  EXPECT_EQ(h.time.day, 23);
+  EXPECT_EQ(h.time.hour, 19);
+  EXPECT_EQ(h.time.year, 0);
+  EXPECT_EQ(h.location, "multiproc_executor.py:824");
+  EXPECT_EQ(h.message, "    raise RuntimeError(");  // indentation kept
+  EXPECT_EQ(h.text, "ERROR 12-23 19:34:21 [multiproc_executor.py:824]");
+}
+
+TEST(HeaderTest, PreBracketVllmHeaderAndPathLocationsAreAccepted) {
+  Header h = Parse("INFO 07-03 11:58:36 llm_engine.py:161] Initializing an LLM engine (v0.5.0)");
+  EXPECT_EQ(h.location, "llm_engine.py:161");
+  EXPECT_EQ(h.message, "Initializing an LLM engine (v0.5.0)");
+  h = Parse("DEBUG 09-10 01:02:03 [model_executor/.../quantization/utils/fp8_utils.py:77] m");
+  EXPECT_EQ(h.location, "model_executor/.../quantization/utils/fp8_utils.py:77");
+  h = Parse("WARNING 09-10 01:02:03 [<frozen importlib._bootstrap>:488] m");
+  EXPECT_EQ(h.location, "<frozen importlib._bootstrap>:488");
+  EXPECT_EQ(h.level, Level::kWarning);
+}
+
+TEST(HeaderTest, BlankLoggerExceptionLineKeepsAnEmptyMessage) {
+  Header h = Parse("ERROR 12-23 19:34:21 [multiproc_executor.py:824] ");
+  EXPECT_EQ(h.message, "");
+}
+
+TEST(HeaderTest, UvicornLevelColonIsAHeader) {
+  Header h = Parse("INFO:     Started server process [1]");
+  EXPECT_EQ(h.kind, HeaderKind::kUvicorn);
+  EXPECT_EQ(h.level, Level::kInfo);
+  EXPECT_EQ(h.message, "Started server process [1]");
+}
+
+TEST(HeaderTest, PythonLoggingDefaultFormat) {
+  Header h = Parse("2025-01-02 03:04:05,678 - vllm.engine - WARNING - careful - really");
+  EXPECT_EQ(h.kind, HeaderKind::kPythonLogging);
+  EXPECT_EQ(h.level, Level::kWarning);
+  EXPECT_EQ(h.time.year, 2025);
+  EXPECT_EQ(h.time.micros, 678000);
+  EXPECT_EQ(h.message, "careful - really");
+}
+
+TEST(HeaderTest, RayDriverFormatMapsSuccToInfo) {
+  Header h = Parse("2026-04-25 06:10:57,245\tSUCC scripts.py:980 -- Ray runtime started.");
+  EXPECT_EQ(h.kind, HeaderKind::kRay);
+  EXPECT_EQ(h.level, Level::kInfo);
+  EXPECT_EQ(h.location, "scripts.py:980");
+  EXPECT_EQ(h.message, "Ray runtime started.");
+  h = Parse("2026-04-25 06:11:34,445\tINFO worker.py:1814 -- Connecting to existing Ray cluster");
+  EXPECT_EQ(h.level, Level::kInfo);
+}
+
+TEST(HeaderTest, SglangBracketNamesTheRankAndMayCarryALevel) {
+  Header h = Parse("[2025-11-03 18:48:34 TP7] Scheduler hit an exception: Traceback");
+  EXPECT_EQ(h.kind, HeaderKind::kSglang);
+  EXPECT_TRUE(h.has_worker);
+  EXPECT_EQ(h.worker.tp, 7);
+  EXPECT_EQ(h.worker.role, ProcessRole::kWorker);
+  EXPECT_EQ(h.level, Level::kUnknown);
+  EXPECT_EQ(h.message, "Scheduler hit an exception: Traceback");
+
+  h = Parse("[2026-05-28 00:11:09.816 DP0 TP0 EP0] Load weight end.");
+  EXPECT_EQ(h.time.micros, 816000);
+  EXPECT_EQ(h.worker.dp, 0);
+  EXPECT_EQ(h.worker.ep, 0);
+
+  h = Parse("[2025-07-09 11:52:19] server_args=ServerArgs(model_path='x')");
+  EXPECT_FALSE(h.has_worker);
+
+  h = Parse("[2025-11-18 18:04:02] WARNING compile_utils.py:94: Entering DeepGEMM JIT");
+  EXPECT_EQ(h.level, Level::kWarning);
+  EXPECT_EQ(h.location, "compile_utils.py:94");
+  EXPECT_EQ(h.message, "Entering DeepGEMM JIT");
+}
+
+TEST(HeaderTest, TensorRtLlmFormsGiveRankAndLevel) {
+  Header h = Parse("[01/16/2026-06:20:17] [TRT-LLM] [RANK 3] [E] iter = 5559");
+  EXPECT_EQ(h.kind, HeaderKind::kTrtLlm);
+  EXPECT_EQ(h.level, Level::kError);
+  EXPECT_EQ(h.time.year, 2026);
+  EXPECT_TRUE(h.has_worker);
+  EXPECT_EQ(h.worker.rank, 3);
+  EXPECT_EQ(h.message, "iter = 5559");
+
+  h = Parse("[10/21/2025-23:23:13] [TRT-LLM] [MPI_Rank 1] [W] x");
+  EXPECT_EQ(h.worker.rank, 1);
+  EXPECT_EQ(h.level, Level::kWarning);
+
+  h = Parse("[10/21/2025-23:23:13] [TRT-LLM] [I] Starting TensorRT-LLM init.");
+  EXPECT_FALSE(h.has_worker);
+  EXPECT_EQ(h.level, Level::kInfo);
+
+  h = Parse("[TensorRT-LLM][WARNING] low memory");
+  EXPECT_EQ(h.kind, HeaderKind::kTrtCpp);
+  EXPECT_EQ(h.level, Level::kWarning);
+  EXPECT_EQ(h.message, "low memory");
+}
+
+TEST(HeaderTest, PythonWarningsLineIsAWarningThatKeepsItsCategory) {
+  Header h = Parse(
+      "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: leaked objects");
+  EXPECT_EQ(h.kind, HeaderKind::kPythonWarning);
+  EXPECT_EQ(h.level, Level::kWarning);
+  EXPECT_EQ(h.location, "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279");
+  EXPECT_EQ(h.message, "UserWarning: leaked objects");
+}
+
+TEST(HeaderTest, GlogTorchAndNcclLines) {
+  Header h = Parse("I20250312 15:30:37.177192 3083291 file.cpp:41] hello");
+  EXPECT_EQ(h.kind, HeaderKind::kGlog);
+  EXPECT_EQ(h.level, Level::kInfo);
+  EXPECT_EQ(h.time.year, 2025);
+  EXPECT_EQ(h.time.micros, 177192);
+  EXPECT_EQ(h.location, "file.cpp:41");
+  EXPECT_EQ(h.message, "hello");
+
+  h = Parse("[W730 15:32:17.841273251 ProcessGroupNCCL.cpp:1479] Warning: WARNING: destroy");
+  EXPECT_EQ(h.kind, HeaderKind::kTorch);
+  EXPECT_EQ(h.level, Level::kWarning);
+  EXPECT_EQ(h.time.month, 7);
+  EXPECT_EQ(h.time.day, 30);
+  EXPECT_EQ(h.location, "ProcessGroupNCCL.cpp:1479");
+
+  h = Parse("spark01:2395:2395 [0] NCCL INFO Bootstrap: Using enp1s0f0np0");
+  EXPECT_EQ(h.kind, HeaderKind::kNccl);
+  EXPECT_EQ(h.level, Level::kInfo);
+  EXPECT_EQ(h.message, "Bootstrap: Using enp1s0f0np0");
+  h = Parse("k8s17:581:600 [3] NCCL WARN Call to ibv_create_qp failed");
+  EXPECT_EQ(h.level, Level::kWarning);
+}
+
+TEST(HeaderTest, OrdinaryTextHasNoHeader) {
+  Header h;
+  for (std::string_view line :
+       {"RuntimeError: boom", "Traceback (most recent call last):", "  File \"x.py\", line 1",
+        "[entrypoint] Applying patch", "ERRORS were found", "INFO", "spark01:2395:2395 [0] NCCL IN",
+        "Loading safetensors checkpoint shards: 100% Completed | 46/46", ""}) {
+    EXPECT_FALSE(ParseHeader(line, &h)) << line;
+    EXPECT_EQ(h.message, line);
+  }
+}
+
+class HeaderTimeTest : public ::testing::Test {
+ protected:
+  int64_t TimeOf(std::string_view line, ParserOptions options = {}) {
+    SourceParser parser(1, "x", options, events_, sink_);
+    parser.Feed(line);
+    parser.Finish();
+    return sink_.records.back().time_us;
+  }
+  fingerprintd::testing::CountingEvents events_;
+  fingerprintd::testing::CollectingSink sink_;
+};
+
+TEST_F(HeaderTimeTest, YearComesFromTheEnvelope) {
+  EXPECT_EQ(TimeOf("2025-04-06T07:55:21.108632509Z stdout F INFO 04-06 07:55:21 [a.py:1] x"),
+            Utc(2025, 4, 6, 7, 55, 21));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromClock), 0u);
+  EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromMtime), 0u);
+}
+
+TEST_F(HeaderTimeTest, DecemberLineReadInJanuaryKeepsThePreviousYear) {
+  EXPECT_EQ(TimeOf("2026-01-01T00:00:02Z stdout F INFO 12-31 23:59:59 [a.py:1] x"),
+            Utc(2025, 12, 31, 23, 59, 59));
+  EXPECT_EQ(TimeOf("2025-12-31T23:59:59Z stdout F INFO 01-01 00:00:01 [a.py:1] x"),
+            Utc(2026, 1, 1, 0, 0, 1));
+}
+
+TEST_F(HeaderTimeTest, EnvelopeZoneConvertsTheHeaderFields) {
+  EXPECT_EQ(TimeOf("2025-04-06T00:55:21-07:00 stdout F INFO 04-06 00:55:21 [a.py:1] x"),
+            Utc(2025, 4, 6, 7, 55, 21));
+}
+
+TEST_F(HeaderTimeTest, WithoutEnvelopeTheMtimeYearIsUsedAndCounted) {
+  ParserOptions options;
+  options.mtime_year = 2024;
+  options.current_year = 2030;
+  EXPECT_EQ(TimeOf("INFO 02-29 10:00:00 [a.py:1] x", options), Utc(2024, 2, 29, 10, 0, 0));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromMtime), 1u);
+}
+
+TEST_F(HeaderTimeTest, WithoutEnvelopeOrMtimeTheInjectedYearIsUsedAndCounted) {
+  ParserOptions options;
+  options.current_year = 2026;
+  options.local_utc_offset_s = 3600;  // the log was written at UTC+1
+  EXPECT_EQ(TimeOf("INFO 04-25 07:11:27 [a.py:1] x", options), Utc(2026, 4, 25, 6, 11, 27));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromClock), 1u);
+}
+
+TEST_F(HeaderTimeTest, LinesWithoutTimeInheritTheStreamTimeAndCountOnlyWhenThereIsNone) {
+  ParserOptions options;
+  options.current_year = 2026;
+  SourceParser parser(1, "x", options, events_, sink_);
+  parser.Feed("(Worker_TP0 pid=1) no time yet");
+  parser.Feed("(Worker_TP0 pid=1) INFO 04-25 06:11:27 [a.py:1] x");
+  parser.Feed("(Worker_TP0 pid=1) raw print");
+  parser.Finish();
+  EXPECT_EQ(sink_.records[0].time_us, 0);
+  EXPECT_EQ(sink_.records[2].time_us, Utc(2026, 4, 25, 6, 11, 27));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kNoTimestamp), 1u);
+}
+
+TEST_F(HeaderTimeTest, FullYearHeadersNeedNoFallback) {
+  EXPECT_EQ(TimeOf("2026-04-25 06:10:52,133\tINFO usage_lib.py:448 -- x"),
+            Utc(2026, 4, 25, 6, 10, 52) + 133000);
+  EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromClock), 0u);
+}
+
+}  // namespace
+}  // namespace fingerprintd::parse

@@ -342,11 +342,16 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
       if (const KnownWorker* known = FindWorker(d, w.pid, w.ip)) rank = known->info.GlobalRank(tp);
     }
     if (rank >= 0) out.ranks.push_back(rank);
-    std::string fp;
+    // The worker's own traceback decides; a re-raise printed by another
+    // process (Ray adds its own frames) only when the worker's is missing.
+    std::string fp, relayed_fp;
     for (const RuleHit& h : w.hits) {
-      if (!h.traceback_fingerprint.empty()) fp = h.traceback_fingerprint;
+      bool own = h.worker.role == ProcessRole::kWorker;
+      std::string& slot = own ? fp : relayed_fp;
+      if (slot.empty()) slot = h.traceback_fingerprint;
       all_hits.push_back(&h);
     }
+    if (fp.empty()) fp = relayed_fp;
     ++fingerprints[fp];
   }
   for (const RuleHit& h : inc.reraises) {

@@ -6,7 +6,8 @@
 //   * the stream's next Traceback (the symptom was its exception line, or a
 //     message such as "WorkerProc failed to start." that precedes it): the
 //     rule's traceback clause and vetoes are checked on it;
-//   * the stream's next ordinary message line: no traceback came;
+//   * the stream's next ordinary message line, for a symptom that was not
+//     itself an exception line: no traceback came;
 //   * Finish(): end of input.
 // That is what tells the target from a sibling raising the same text at run
 // time (same message, different frames) and a one-line paste (partial).
@@ -191,7 +192,9 @@ struct RuleEngine::Impl {
     if (stream.pending.empty()) return;
     std::vector<Pending> still;
     for (Pending& p : stream.pending) {
-      if (p.symptom.line < record.line_number) {
+      // An exception line always gets its Traceback (at the latest at
+      // Finish), possibly after the stream's next line: wait for it.
+      if (!p.on_exception_line && p.symptom.line < record.line_number) {
         Resolve(stream, record.worker, p, nullptr);
       } else {
         still.push_back(std::move(p));

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -55,6 +56,48 @@ class LatestIncidents final : public fp::correlate::IncidentSink {
   std::map<std::string, fp::correlate::Incident> latest_;
 };
 
+// Counts what replay dropped or guessed, for the summary line: bad input is
+// counted and reported, never silently lost.
+class ReplayCounters final : public fp::PipelineEvents {
+ public:
+  void LineRead(std::string_view, uint64_t) override {}
+  void LineDropped(fp::DropReason reason) override { ++dropped_[static_cast<size_t>(reason)]; }
+  void TimeGuessed(fp::TimeFallback f) override { ++guessed_[static_cast<size_t>(f)]; }
+  void TracebackAssembled() override { ++tracebacks_; }
+  void RuleMatched(std::string_view, std::string_view) override {}
+  void IncidentOpened(std::string_view, std::string_view, std::string_view) override {}
+  void IncidentUpdated(std::string_view) override {}
+  void FileRotated() override {}
+  void FileTruncated() override {}
+
+  // "; 3 tracebacks; dropped: line_too_long=1; time guessed: year_from_mtime=120"
+  std::string Summary() const {
+    std::string out = "; " + std::to_string(tracebacks_) + " traceback(s)";
+    std::string part;
+    for (size_t i = 0; i < dropped_.size(); ++i) {
+      if (dropped_[i] == 0) continue;
+      part += (part.empty() ? "" : ", ") +
+              std::string(fp::DropReasonName(static_cast<fp::DropReason>(i))) + "=" +
+              std::to_string(dropped_[i]);
+    }
+    if (!part.empty()) out += "; dropped/repaired: " + part;
+    part.clear();
+    for (size_t i = 0; i < guessed_.size(); ++i) {
+      if (guessed_[i] == 0) continue;
+      part += (part.empty() ? "" : ", ") +
+              std::string(fp::TimeFallbackName(static_cast<fp::TimeFallback>(i))) + "=" +
+              std::to_string(guessed_[i]);
+    }
+    if (!part.empty()) out += "; time guessed: " + part;
+    return out;
+  }
+
+ private:
+  std::array<uint64_t, static_cast<size_t>(fp::DropReason::kCount)> dropped_{};
+  std::array<uint64_t, static_cast<size_t>(fp::TimeFallback::kCount)> guessed_{};
+  uint64_t tracebacks_ = 0;
+};
+
 struct ReplayArgs {
   std::string rules_dir;
   std::string format = "text";
@@ -104,7 +147,7 @@ int RunReplay(const ReplayArgs& args) {
   }
 
   LatestIncidents incidents;
-  fp::NullPipelineEvents events;
+  ReplayCounters events;
   fp::source::ReplayStats stats;
   auto start = std::chrono::steady_clock::now();
   fp::Status status = fp::source::Replay(options, *rules, events, incidents, &stats);
@@ -126,7 +169,7 @@ int RunReplay(const ReplayArgs& args) {
   if (!args.quiet) {
     std::cerr << "fingerprintd replay: " << plan->size() << " source(s), " << stats.files
               << " file(s), " << stats.lines << " lines, " << stats.bytes << " bytes in "
-              << seconds << " s; " << sorted.size() << " incident(s)\n";
+              << seconds << " s; " << sorted.size() << " incident(s)" << events.Summary() << "\n";
   }
   if (!status.ok()) return kExitUsage;
   return found ? kExitFound : kExitOk;
@@ -163,7 +206,8 @@ int RunRulesCheck(const std::string& dir) {
   if (!problems.empty()) return kExitUsage;
   std::cout << (*rules)->rules().size() << " rules, " << (*rules)->facts().size()
             << " fact extractors loaded from " << (dir.empty() ? "the embedded pack" : dir)
-            << "\n";
+            << "; " << (*rules)->UnfilteredPatternCount()
+            << " pattern(s) without a prefilter literal (run on every line)\n";
   return kExitOk;
 }
 

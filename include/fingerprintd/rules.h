@@ -144,6 +144,8 @@ class RuleSet {
   // `atoms` is scratch space reused between calls.
   void Match(std::string_view text, std::vector<int>* atoms, std::vector<int>* out) const;
   const PatternRef& Ref(int id) const { return refs_[id]; }
+  // Patterns without a literal the prefilter can use; run on every line.
+  size_t UnfilteredPatternCount() const;
   const re2::RE2& Pattern(int id) const;
 
  private:

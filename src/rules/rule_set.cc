@@ -53,6 +53,8 @@ bool IsValidRuleClass(std::string_view text) {
 struct RuleSet::Prefilter {
   re2::FilteredRE2 filter{3};
   std::unique_ptr<re2::RE2::Set> atoms;  // null when the pack yields no atoms
+  // Patterns FilteredRE2 could not reduce to atoms: candidates on every line.
+  std::vector<int> unfiltered;
   bool compiled = false;
 };
 
@@ -115,14 +117,27 @@ Status RuleSet::Compile() {
     }
     if (!prefilter_->atoms->Compile()) return InternalError("prefilter set does not compile");
   }
+  prefilter_->filter.AllPotentials({}, &prefilter_->unfiltered);
   return OkStatus();
 }
 
+// The hot path. Most lines contain no atom: one DFA pass without a result
+// vector (RE2::Set allocates only when asked which atoms matched), then the
+// few unfiltered patterns, with no allocation.
 void RuleSet::Match(std::string_view text, std::vector<int>* atoms, std::vector<int>* out) const {
   out->clear();
   atoms->clear();
-  if (prefilter_->atoms) prefilter_->atoms->Match(text, atoms);
+  bool any_atom = prefilter_->atoms && prefilter_->atoms->Match(text, nullptr);
+  if (!any_atom) {
+    for (int id : prefilter_->unfiltered) {
+      if (RE2::PartialMatch(text, prefilter_->filter.GetRE2(id))) out->push_back(id);
+    }
+    return;
+  }
+  prefilter_->atoms->Match(text, atoms);
   prefilter_->filter.AllMatches(text, *atoms, out);
 }
+
+size_t RuleSet::UnfilteredPatternCount() const { return prefilter_->unfiltered.size(); }
 
 }  // namespace fingerprintd::rules

@@ -2,7 +2,6 @@
 // debugging view. The only code (with the future Asio wiring) that owns the
 // wall clock, stdout/stderr and exit codes; everything else is in the library.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -151,8 +150,7 @@ int RunReplay(const ReplayArgs& args) {
   fp::source::ReplayStats stats;
   auto start = std::chrono::steady_clock::now();
   fp::Status status = fp::source::Replay(options, *rules, events, incidents, &stats);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!status.ok()) std::cerr << "fingerprintd replay: " << status.message() << "\n";
 
   std::vector<fp::correlate::Incident> sorted = incidents.Sorted();
@@ -168,8 +166,8 @@ int RunReplay(const ReplayArgs& args) {
   if (args.format == "text" && sorted.empty()) std::cout << "no incidents\n";
   if (!args.quiet) {
     std::cerr << "fingerprintd replay: " << plan->size() << " source(s), " << stats.files
-              << " file(s), " << stats.lines << " lines, " << stats.bytes << " bytes in "
-              << seconds << " s; " << sorted.size() << " incident(s)" << events.Summary() << "\n";
+              << " file(s), " << stats.lines << " lines, " << stats.bytes << " bytes in " << seconds
+              << " s; " << sorted.size() << " incident(s)" << events.Summary() << "\n";
   }
   if (!status.ok()) return kExitUsage;
   return found ? kExitFound : kExitOk;
@@ -205,8 +203,8 @@ int RunRulesCheck(const std::string& dir) {
   for (const auto& p : problems) std::cerr << p << "\n";
   if (!problems.empty()) return kExitUsage;
   std::cout << (*rules)->rules().size() << " rules, " << (*rules)->facts().size()
-            << " fact extractors loaded from " << (dir.empty() ? "the embedded pack" : dir)
-            << "; " << (*rules)->UnfilteredPatternCount()
+            << " fact extractors loaded from " << (dir.empty() ? "the embedded pack" : dir) << "; "
+            << (*rules)->UnfilteredPatternCount()
             << " pattern(s) without a prefilter literal (run on every line)\n";
   return kExitOk;
 }
@@ -256,12 +254,18 @@ class PrintingSink final : public fp::parse::RecordSink {
  private:
   static const char* KindName(fp::LineKind kind) {
     switch (kind) {
-      case fp::LineKind::kMessage: return "msg";
-      case fp::LineKind::kTracebackHeader: return "tb-header";
-      case fp::LineKind::kFrame: return "frame";
-      case fp::LineKind::kCode: return "code";
-      case fp::LineKind::kChainSeparator: return "chain";
-      case fp::LineKind::kException: return "exception";
+      case fp::LineKind::kMessage:
+        return "msg";
+      case fp::LineKind::kTracebackHeader:
+        return "tb-header";
+      case fp::LineKind::kFrame:
+        return "frame";
+      case fp::LineKind::kCode:
+        return "code";
+      case fp::LineKind::kChainSeparator:
+        return "chain";
+      case fp::LineKind::kException:
+        return "exception";
     }
     return "?";
   }
@@ -304,7 +308,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   ReplayArgs replay;
-  auto* replay_cmd = app.add_subcommand("replay", "Replay log files, directories, .gz or - (stdin)");
+  auto* replay_cmd =
+      app.add_subcommand("replay", "Replay log files, directories, .gz or - (stdin)");
   replay_cmd->add_option("--rules", replay.rules_dir, "Rule directory (default: embedded pack)");
   replay_cmd->add_option("--format", replay.format, "Output: text or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}));

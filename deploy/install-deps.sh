@@ -6,7 +6,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config make
+  build-essential cmake pkg-config make clang-format
   libre2-dev
   libboost-dev libboost-system-dev
   libspdlog-dev libfmt-dev

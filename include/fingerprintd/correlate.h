@@ -49,8 +49,8 @@ struct Incident {
   rules::Confidence confidence = rules::Confidence::kPartial;
   int expected = 0;
   int affected = 0;
-  std::vector<int32_t> ranks;         // known global ranks of affected workers, sorted
-  std::vector<std::string> workers;   // labels of affected workers, sorted
+  std::vector<int32_t> ranks;        // known global ranks of affected workers, sorted
+  std::vector<std::string> workers;  // labels of affected workers, sorted
   bool identical = false;
   int64_t first_seen_us = 0;
   int64_t last_seen_us = 0;
@@ -73,8 +73,8 @@ class IncidentSink {
 class Correlator final : public rules::HitSink {
  public:
   struct Options {
-    size_t max_evidence = 24;             // evidence lines per incident
-    size_t max_open_incidents = 10'000;   // beyond: the oldest is emitted and dropped, counted
+    size_t max_evidence = 24;            // evidence lines per incident
+    size_t max_open_incidents = 10'000;  // beyond: the oldest is emitted and dropped, counted
     size_t max_deployments = 100'000;
   };
   Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,

@@ -25,21 +25,21 @@ Level ParseLevel(std::string_view text);
 // What kind of process wrote the line, from its prefix.
 enum class ProcessRole : uint8_t {
   kUnknown = 0,  // no prefix: main process, import-time lines, C/C++ output
-  kWorker,       // Worker_TPn, VllmWorker, RayWorkerWrapper, SGLang TPn, TRT-LLM RANK n, torch rankN
-  kEngineCore,   // EngineCore, EngineCore_DPn, EngineCore_n
-  kApiServer,    // APIServer, ApiServer_n
-  kOther,        // any other named prefix (raylet, LLMRayActor without rank, ...)
+  kWorker,      // Worker_TPn, VllmWorker, RayWorkerWrapper, SGLang TPn, TRT-LLM RANK n, torch rankN
+  kEngineCore,  // EngineCore, EngineCore_DPn, EngineCore_n
+  kApiServer,   // APIServer, ApiServer_n
+  kOther,       // any other named prefix (raylet, LLMRayActor without rank, ...)
 };
 std::string_view ProcessRoleName(ProcessRole role);  // "worker", "engine_core", "api_server", ...
 
 // One process stream seen in a source. Interned by the parser: one object per
 // distinct (process name, pid, ip) of a source.
 struct WorkerInfo {
-  uint32_t id = 0;           // index in the source's WorkerTable, stable
+  uint32_t id = 0;  // index in the source's WorkerTable, stable
   ProcessRole role = ProcessRole::kUnknown;
-  std::string name;          // "Worker_TP1", "RayWorkerWrapper", "EngineCore_DP0", "" if unprefixed
+  std::string name;  // "Worker_TP1", "RayWorkerWrapper", "EngineCore_DP0", "" if unprefixed
   int32_t pid = -1;
-  std::string ip;            // Ray actors on other nodes; "" otherwise
+  std::string ip;  // Ray actors on other nodes; "" otherwise
   // Parallel-group indices from the prefix (-1 = not present).
   int32_t dp = -1, pp = -1, tp = -1, ep = -1;
   // Explicit global rank (`VllmWorker rank=N`, `[rankN]:`, `[RANK n]`, Ray's
@@ -49,24 +49,25 @@ struct WorkerInfo {
   // Global rank if it can be told: the explicit rank, else pp*tp_size+tp.
   // tp_size <= 0 means unknown (then a bare tp index is used when pp <= 0).
   int32_t GlobalRank(int32_t tp_size) const;
-  // Stable human label: "Worker_TP1 pid=8761", "RayWorkerWrapper pid=340 ip=10.10.10.2", "(unprefixed)".
+  // Stable human label: "Worker_TP1 pid=8761", "RayWorkerWrapper pid=340 ip=10.10.10.2",
+  // "(unprefixed)".
   std::string Label() const;
 };
 
 // What a line is, structurally. Set by the parser/traceback assembler.
 enum class LineKind : uint8_t {
-  kMessage = 0,        // ordinary log message
-  kTracebackHeader,    // "Traceback (most recent call last):"
-  kFrame,              // '  File "x.py", line N, in f'
-  kCode,               // source / caret / "...<N lines>..." line inside a traceback
-  kChainSeparator,     // "The above exception was..." / "During handling..."
-  kException,          // "RuntimeError: ..." that ends a traceback (or a one-line paste)
+  kMessage = 0,      // ordinary log message
+  kTracebackHeader,  // "Traceback (most recent call last):"
+  kFrame,            // '  File "x.py", line N, in f'
+  kCode,             // source / caret / "...<N lines>..." line inside a traceback
+  kChainSeparator,   // "The above exception was..." / "During handling..."
+  kException,        // "RuntimeError: ..." that ends a traceback (or a one-line paste)
 };
 
 struct LogRecord {
   uint32_t source_id = 0;
-  uint64_t line_number = 0;   // 1-based physical line in the source (first line of a joined record)
-  uint64_t offset = 0;        // byte offset of that line in the source
+  uint64_t line_number = 0;  // 1-based physical line in the source (first line of a joined record)
+  uint64_t offset = 0;       // byte offset of that line in the source
   const WorkerInfo* worker = nullptr;  // never null once emitted by the parser
   Level level = Level::kUnknown;
   LineKind kind = LineKind::kMessage;

@@ -25,9 +25,9 @@ std::string_view DropReasonName(DropReason reason);  // "line_too_long", ...
 
 // Why an event time had to be guessed.
 enum class TimeFallback : uint8_t {
-  kYearFromMtime = 0,   // year taken from the file's mtime
-  kYearFromClock,       // year taken from the (injected) current year
-  kNoTimestamp,         // line had no time at all; previous time of the stream kept
+  kYearFromMtime = 0,  // year taken from the file's mtime
+  kYearFromClock,      // year taken from the (injected) current year
+  kNoTimestamp,        // line had no time at all; previous time of the stream kept
   kCount
 };
 std::string_view TimeFallbackName(TimeFallback fallback);

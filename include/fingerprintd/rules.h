@@ -3,7 +3,8 @@
 //
 //   StatusOr<std::shared_ptr<const RuleSet>> pack = rules::LoadRuleDir("rules/");
 //   rules::RuleEngine engine(**pack, source_id, events, hit_sink);
-//   parse::SourceParser parser(source_id, name, options, events, engine);  // engine is a RecordSink
+//   parse::SourceParser parser(source_id, name, options, events, engine);  // engine is a
+//   RecordSink
 //
 // Rules are YAML (format in rules/README.md). Loading is all-or-nothing: the
 // first error returns `file:line: rule <id>: <field>: <reason>`. Every stage
@@ -68,8 +69,8 @@ struct TracebackClause {
 };
 
 struct Veto {
-  std::optional<FramePattern> frame;          // a frame anywhere in the matched block
-  std::shared_ptr<const re2::RE2> message;    // against the block's exception message
+  std::optional<FramePattern> frame;        // a frame anywhere in the matched block
+  std::shared_ptr<const re2::RE2> message;  // against the block's exception message
 };
 
 // An embedded test: the log is replayed alone, as one deployment, through the
@@ -177,10 +178,10 @@ struct RuleHit {
   uint32_t source_id = 0;
   WorkerInfo worker;  // copy: name, role, pid, ip, indices, rank
   Confidence confidence = Confidence::kPartial;
-  int64_t first_time_us = 0;  // earliest matched stage
-  int64_t time_us = 0;        // the symptom's time
+  int64_t first_time_us = 0;         // earliest matched stage
+  int64_t time_us = 0;               // the symptom's time
   std::vector<EvidenceLine> stages;  // one per matched stage, in order
-  std::string exception;             // "RuntimeError: Assertion error (...): Unknown SF transformation"
+  std::string exception;  // "RuntimeError: Assertion error (...): Unknown SF transformation"
   std::string traceback_fingerprint;  // "" if no traceback with frames
   std::vector<std::string> frames;    // "module:function" of the matched block, outermost first
   // Ray re-raises name the remote actor: "(pid=2346, ip=10.10.10.1, ...)".

@@ -32,7 +32,8 @@ namespace fingerprintd::source {
 // line is delivered at Finish() even without a terminator.
 class LineSplitter {
  public:
-  LineSplitter(size_t max_line_bytes, PipelineEvents& events) : max_(max_line_bytes), events_(events) {}
+  LineSplitter(size_t max_line_bytes, PipelineEvents& events)
+      : max_(max_line_bytes), events_(events) {}
   // Calls on_line(view) for every complete line in `bytes`; views are valid for the call.
   void Append(std::string_view bytes, const std::function<void(std::string_view)>& on_line);
   void Finish(const std::function<void(std::string_view)>& on_line);
@@ -53,9 +54,9 @@ struct ReplaySource {
 };
 
 struct ReplayOptions {
-  std::vector<std::string> paths;           // files, directories, "-"
+  std::vector<std::string> paths;             // files, directories, "-"
   std::map<std::string, std::string> labels;  // label "deployment" names the deployment
-  std::string deployment_from;              // RE2 over the path; capture groups joined by '/'
+  std::string deployment_from;                // RE2 over the path; capture groups joined by '/'
   parse::ParserOptions parser;
   size_t read_chunk_bytes = 1 << 20;
 };

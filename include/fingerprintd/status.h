@@ -17,7 +17,14 @@
 
 namespace fingerprintd {
 
-enum class StatusCode { kOk, kInvalidArgument, kNotFound, kDataLoss, kFailedPrecondition, kInternal };
+enum class StatusCode {
+  kOk,
+  kInvalidArgument,
+  kNotFound,
+  kDataLoss,
+  kFailedPrecondition,
+  kInternal
+};
 
 class [[nodiscard]] Status {
  public:

@@ -14,7 +14,7 @@
 namespace fingerprintd {
 
 struct Frame {
-  std::string file;      // as printed: "/usr/.../vllm/utils/deep_gemm.py"
+  std::string file;  // as printed: "/usr/.../vllm/utils/deep_gemm.py"
   int32_t line = 0;
   std::string function;  // "transform_sf_into_required_layout"
   std::string code;      // first source line under the frame, trimmed ("" if none)
@@ -24,8 +24,9 @@ struct Frame {
 // the exception line that ends it.
 struct ExceptionBlock {
   std::vector<Frame> frames;
-  std::string type;     // "RuntimeError", "tvm.error.InternalError", "ray.exceptions.RayTaskError(RuntimeError)"
-  std::string message;  // text after "Type: " (may be empty)
+  std::string type;         // "RuntimeError", "tvm.error.InternalError",
+                            // "ray.exceptions.RayTaskError(RuntimeError)"
+  std::string message;      // text after "Type: " (may be empty)
   bool has_header = false;  // a "Traceback (most recent call last):" line opened it
 };
 
@@ -39,8 +40,8 @@ struct Traceback {
   std::vector<ExceptionBlock> blocks;
   uint64_t first_line = 0, last_line = 0;  // physical line numbers in the source
   int64_t first_time_us = 0, last_time_us = 0;
-  bool truncated = false;   // frame or byte cap hit; frames beyond it dropped
-  bool complete = false;    // ended at an exception line (false: flushed by foreign line/timeout/EOF)
+  bool truncated = false;  // frame or byte cap hit; frames beyond it dropped
+  bool complete = false;  // ended at an exception line (false: flushed by foreign line/timeout/EOF)
 
   // The exception that started it all: the first block with an exception
   // line, whose type is not a Ray wrapper; nullptr if none.

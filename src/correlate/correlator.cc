@@ -39,7 +39,7 @@ struct OpenIncident {
   Deployment* deployment = nullptr;
   std::string id;
   int64_t first_seen_us = 0, last_seen_us = 0;  // over every matched stage
-  int64_t anchor_us = 0;  // earliest symptom: the window is measured from it
+  int64_t anchor_us = 0;                        // earliest symptom: the window is measured from it
   std::vector<WorkerHits> workers;
   std::vector<RuleHit> reraises;  // engine core / API server copies without a known origin
   int revision = 0;
@@ -101,7 +101,9 @@ struct Correlator::Impl {
     return source_id < source_deployment.size() ? source_deployment[source_id] : nullptr;
   }
 
-  int TensorParallel(const Deployment& d) const { return ParseInt(d.facts, "tensor_parallel_size"); }
+  int TensorParallel(const Deployment& d) const {
+    return ParseInt(d.facts, "tensor_parallel_size");
+  }
 
   int Expected(const Deployment& d) const {
     int tp = TensorParallel(d);
@@ -160,8 +162,9 @@ struct Correlator::Impl {
     inc->anchor_us = hit.time_us;
     inc->order = next_order++;
     int64_t bucket = hit.time_us > 0 ? hit.time_us / hit.rule->window_us : 0;
-    inc->id = "inc-" + Hex64(Fnv({d->name, hit.rule->id, hit.traceback_fingerprint,
-                                  std::to_string(bucket)}));
+    inc->id =
+        "inc-" +
+        Hex64(Fnv({d->name, hit.rule->id, hit.traceback_fingerprint, std::to_string(bucket)}));
     open.push_back(std::move(inc));
     return open.back().get();
   }
@@ -287,9 +290,8 @@ struct Correlator::Impl {
       }
     }
     // Stronger incidents first, so that weaker ones see them when deciding.
-    std::stable_sort(closing.begin(), closing.end(), [](OpenIncident* a, OpenIncident* b) {
-      return Strength(*a) > Strength(*b);
-    });
+    std::stable_sort(closing.begin(), closing.end(),
+                     [](OpenIncident* a, OpenIncident* b) { return Strength(*a) > Strength(*b); });
     for (OpenIncident* inc : closing) {
       if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
       inc->dirty = false;

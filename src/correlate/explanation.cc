@@ -36,14 +36,14 @@ std::string CapabilityClause(const rules::Rule& rule, const rules::RuleSet& rule
   }
   std::string implemented = Join(support->implements);
   if (cap == facts.end()) {
-    return "the device's compute capability was not logged (" + support->library +
-           " implements " + implemented + ")";
+    return "the device's compute capability was not logged (" + support->library + " implements " +
+           implemented + ")";
   }
   bool listed = std::find(support->implements.begin(), support->implements.end(), cap->second) !=
                 support->implements.end();
   if (listed) {
-    return "the device reports compute capability " + cap->second + ", which " +
-           support->library + " lists as implemented (" + implemented + ")";
+    return "the device reports compute capability " + cap->second + ", which " + support->library +
+           " lists as implemented (" + implemented + ")";
   }
   return "the device reports compute capability " + cap->second + ", which " + support->library +
          " does not implement (" + implemented + ")";

@@ -1,8 +1,7 @@
 // Incident renderers: the JSON object of DESIGN.md §6 (field order fixed, so
 // output is byte-identical across runs) and a text block for people.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "fingerprintd/correlate.h"
@@ -159,7 +158,8 @@ std::string IncidentToText(const Incident& incident) {
     for (const auto& [k, v] : incident.facts) out << " " << k << "=" << Printable(v);
     out << "\n";
   }
-  if (!incident.exception.empty()) out << "  exception:   " << Printable(incident.exception) << "\n";
+  if (!incident.exception.empty())
+    out << "  exception:   " << Printable(incident.exception) << "\n";
   out << "  why:         " << Printable(incident.explanation) << "\n";
   out << "  evidence:\n";
   size_t shown = 0;

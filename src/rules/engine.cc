@@ -112,11 +112,11 @@ struct RuleEngine::Impl {
   PipelineEvents& events;
   HitSink& sink;
   Options options;
-  std::vector<Stream> streams;          // indexed by WorkerInfo::id
+  std::vector<Stream> streams;             // indexed by WorkerInfo::id
   std::vector<const WorkerInfo*> workers;  // same index
   std::vector<bool> fact_known;
-  std::vector<int> atoms, matches;      // scratch, reused per line
-  std::string capture;                  // scratch
+  std::vector<int> atoms, matches;  // scratch, reused per line
+  std::string capture;              // scratch
 
   Impl(std::shared_ptr<const RuleSet> r, uint32_t id, PipelineEvents& e, HitSink& s, Options o)
       : rules(std::move(r)), source_id(id), events(e), sink(s), options(o) {
@@ -180,8 +180,7 @@ struct RuleEngine::Impl {
         bool already = std::any_of(stream->pending.begin(), stream->pending.end(),
                                    [&](const Pending& p) { return p.rule == ref.owner; });
         if (!already) {
-          stream->pending.push_back(
-              Pending{ref.owner, match, record.kind == LineKind::kException});
+          stream->pending.push_back(Pending{ref.owner, match, record.kind == LineKind::kException});
         }
       }
       state.stages[ref.stage] = std::move(match);
@@ -278,7 +277,8 @@ struct RuleEngine::Impl {
       if (m->time_us != 0 && (hit.first_time_us == 0 || m->time_us < hit.first_time_us)) {
         hit.first_time_us = m->time_us;
       }
-      hit.stages.push_back(EvidenceLine{source_id, m->line, m->time_us, rule.stages[s].id, m->text});
+      hit.stages.push_back(
+          EvidenceLine{source_id, m->line, m->time_us, rule.stages[s].id, m->text});
     }
     hit.stages.push_back(EvidenceLine{source_id, pending.symptom.line, pending.symptom.time_us,
                                       rule.stages[rule.symptom_stage].id, pending.symptom.text});

@@ -111,8 +111,10 @@ Status GetDuration(const Context& ctx, const YAML::Node& map, std::string_view f
   if (!RE2::FullMatch(text, R"((\d+)(ms|s|m|h))", &value, &unit) || value <= 0) {
     return ctx.Error(node, field, "expected a positive duration such as 30s, 10m or 2h");
   }
-  int64_t scale = unit == "ms" ? 1000 : unit == "s" ? 1'000'000 : unit == "m" ? 60'000'000
-                                                                            : 3'600'000'000LL;
+  int64_t scale = unit == "ms"  ? 1000
+                  : unit == "s" ? 1'000'000
+                  : unit == "m" ? 60'000'000
+                                : 3'600'000'000LL;
   *out_us = value * scale;
   return OkStatus();
 }
@@ -206,8 +208,8 @@ Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
       !s.ok())
     return s;
   if (Status s = GetString(ctx, node, "message", false, &message); !s.ok()) return s;
-  if (Status s = CompilePattern(ctx, node["message"], "traceback.message", message, true,
-                                &clause.message);
+  if (Status s =
+          CompilePattern(ctx, node["message"], "traceback.message", message, true, &clause.message);
       !s.ok())
     return s;
   YAML::Node frames = node["frames"];
@@ -215,8 +217,8 @@ Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
     if (!frames.IsSequence()) return ctx.Error(frames, "traceback.frames", "expected a list");
     for (size_t i = 0; i < frames.size(); ++i) {
       FramePattern fp;
-      if (Status s = ParseFramePattern(ctx, frames[i],
-                                       "traceback.frames[" + std::to_string(i) + "]", &fp);
+      if (Status s =
+              ParseFramePattern(ctx, frames[i], "traceback.frames[" + std::to_string(i) + "]", &fp);
           !s.ok())
         return s;
       clause.frames.push_back(std::move(fp));
@@ -242,8 +244,8 @@ Status ParseUnless(const Context& ctx, const YAML::Node& node, Rule* rule) {
     }
     std::string message;
     if (Status s = GetString(ctx, item, "message", false, &message); !s.ok()) return s;
-    if (Status s = CompilePattern(ctx, item["message"], where + ".message", message, true,
-                                  &veto.message);
+    if (Status s =
+            CompilePattern(ctx, item["message"], where + ".message", message, true, &veto.message);
         !s.ok())
       return s;
     if (!veto.frame && !veto.message) return ctx.Error(item, where, "needs frame or message");
@@ -273,8 +275,7 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
       RuleTest::Expected exp;
       if (Status s = GetString(ctx, e, "rule", true, &exp.rule); !s.ok()) return s;
       if (Status s = GetString(ctx, e, "confidence", false, &exp.confidence); !s.ok()) return s;
-      if (!exp.confidence.empty() && exp.confidence != "confirmed" &&
-          exp.confidence != "partial") {
+      if (!exp.confidence.empty() && exp.confidence != "confirmed" && exp.confidence != "partial") {
         return ctx.Error(e["confidence"], where + ".expect.confidence",
                          "expected confirmed or partial");
       }
@@ -295,10 +296,10 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
 Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   Context ctx = file_ctx;
   if (root.IsMap() && root["id"].IsScalar()) ctx.set_rule(root["id"].as<std::string>());
-  if (Status s = CheckKeys(ctx, root, "",
-                           {"id", "title", "class", "severity", "library", "phase", "maxspan",
-                            "window", "fallback", "sequence", "traceback", "unless", "facts",
-                            "explanation", "remediation", "tests"});
+  if (Status s = CheckKeys(
+          ctx, root, "",
+          {"id", "title", "class", "severity", "library", "phase", "maxspan", "window", "fallback",
+           "sequence", "traceback", "unless", "facts", "explanation", "remediation", "tests"});
       !s.ok())
     return s;
   if (Status s = GetString(ctx, root, "id", true, &rule->id); !s.ok()) return s;
@@ -338,8 +339,8 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   return OkStatus();
 }
 
-Status ParseFactsFile(const Context& ctx, const YAML::Node& root,
-                      std::vector<FactExtractor>* facts, std::vector<KernelSupport>* support) {
+Status ParseFactsFile(const Context& ctx, const YAML::Node& root, std::vector<FactExtractor>* facts,
+                      std::vector<KernelSupport>* support) {
   if (Status s = CheckKeys(ctx, root, "", {"facts", "kernel_support"}); !s.ok()) return s;
   YAML::Node list = root["facts"];
   if (!list.IsSequence()) return ctx.Error(root, "facts", "expected a list of fact extractors");
@@ -348,12 +349,11 @@ Status ParseFactsFile(const Context& ctx, const YAML::Node& root,
     if (Status s = CheckKeys(ctx, list[i], where, {"name", "patterns"}); !s.ok()) return s;
     FactExtractor fact;
     if (Status s = GetString(ctx, list[i], "name", true, &fact.name); !s.ok()) return s;
-    if (Status s = GetStringList(ctx, list[i], "patterns", true, &fact.patterns); !s.ok())
-      return s;
+    if (Status s = GetStringList(ctx, list[i], "patterns", true, &fact.patterns); !s.ok()) return s;
     for (const std::string& p : fact.patterns) {
       std::shared_ptr<const re2::RE2> re;
-      if (Status s = CompilePattern(ctx, list[i]["patterns"], "facts." + fact.name + ".patterns",
-                                    p, false, &re);
+      if (Status s = CompilePattern(ctx, list[i]["patterns"], "facts." + fact.name + ".patterns", p,
+                                    false, &re);
           !s.ok())
         return s;
       if (re->NumberOfCapturingGroups() < 1) {

@@ -21,10 +21,14 @@ std::string_view ConfidenceName(Confidence c) {
 
 std::string_view SeverityName(Severity s) {
   switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
-    case Severity::kCritical: return "critical";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kError:
+      return "error";
+    case Severity::kCritical:
+      return "critical";
   }
   return "error";
 }

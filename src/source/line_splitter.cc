@@ -9,8 +9,8 @@ void LineSplitter::Append(std::string_view bytes,
     size_t nl = bytes.find('\n');
     std::string_view piece = nl == std::string_view::npos ? bytes : bytes.substr(0, nl);
     // Common case: the whole line is inside this chunk; hand out a view, no copy.
-    bool direct = !skipping_ && partial_.empty() && nl != std::string_view::npos &&
-                  piece.size() <= max_;
+    bool direct =
+        !skipping_ && partial_.empty() && nl != std::string_view::npos && piece.size() <= max_;
     if (direct) {
       on_line(piece);
     } else if (!skipping_) {

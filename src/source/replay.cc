@@ -25,9 +25,9 @@ namespace fs = std::filesystem;
 // ("x-json.log", -2), `0.log` -> ("0.log", live).
 struct RotationKey {
   std::string base;
-  int kind = 2;        // 0 = kubelet timestamp, 1 = docker number, 2 = live
-  std::string stamp;   // kubelet timestamp
-  long number = 0;     // docker number (higher = older)
+  int kind = 2;       // 0 = kubelet timestamp, 1 = docker number, 2 = live
+  std::string stamp;  // kubelet timestamp
+  long number = 0;    // docker number (higher = older)
 };
 
 RotationKey RotationOf(const std::string& filename) {

@@ -73,7 +73,8 @@ std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> r
       for (size_t k = 0; k < got.size(); ++k) {
         if (!used[k]) unexpected.push_back(Describe(got[k]));
       }
-      RuleTestResult r{rule.id, test.name, rule.file, test.line, missing.empty() && unexpected.empty(), ""};
+      RuleTestResult r{
+          rule.id, test.name, rule.file, test.line, missing.empty() && unexpected.empty(), ""};
       std::ostringstream detail;
       for (const auto& m : missing) detail << "\n    missing:    " << m;
       for (const auto& u : unexpected) detail << "\n    unexpected: " << u;

@@ -76,7 +76,8 @@ class CorrelatorTest : public ::testing::Test {
     hit.confidence = rules::Confidence::kConfirmed;
     hit.first_time_us = hit.time_us = t;
     hit.traceback_fingerprint = fingerprint;
-    hit.stages.push_back({source_, static_cast<uint64_t>(t / kSecond % 1000), t, "symptom", "boom"});
+    hit.stages.push_back(
+        {source_, static_cast<uint64_t>(t / kSecond % 1000), t, "symptom", "boom"});
     return hit;
   }
 
@@ -98,7 +99,8 @@ TEST_F(CorrelatorTest, AllExpectedWorkersReportedEmitsBeforeTheWindowCloses) {
   EXPECT_EQ(incidents[0].expected, 2);
   EXPECT_TRUE(incidents[0].identical);
   EXPECT_THAT(incidents[0].ranks, ElementsAre(0, 1));
-  EXPECT_THAT(incidents[0].explanation, HasSubstr("2/2 tensor-parallel workers failed identically"));
+  EXPECT_THAT(incidents[0].explanation,
+              HasSubstr("2/2 tensor-parallel workers failed identically"));
   correlator_.Finish();
   EXPECT_EQ(sink_.emissions(), 1) << "unchanged incident must not be emitted twice";
 }

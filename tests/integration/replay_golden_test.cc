@@ -61,8 +61,7 @@ TEST(ReplayGoldenTest, PerWorkerFilesOfOneDeploymentGiveTheSameSingleIncident) {
 }
 
 TEST(ReplayGoldenTest, TwoInterleavedDeploymentsGiveTwoIncidents) {
-  ReplayResult r = ReplayPaths({Golden("two_deployments_interleaved")},
-                               R"(/([^/]+)\.log$)");
+  ReplayResult r = ReplayPaths({Golden("two_deployments_interleaved")}, R"(/([^/]+)\.log$)");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.incidents.size(), 2u) << r.jsonl;
   EXPECT_THAT((std::vector<std::string>{r.incidents[0].deployment, r.incidents[1].deployment}),

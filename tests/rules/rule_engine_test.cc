@@ -80,8 +80,7 @@ class RuleEngineTest : public ::testing::Test {
     worker_.pid = 10;
   }
 
-  void Line(Level level, std::string_view message, int64_t t,
-            LineKind kind = LineKind::kMessage) {
+  void Line(Level level, std::string_view message, int64_t t, LineKind kind = LineKind::kMessage) {
     LogRecord r;
     r.line_number = ++line_;
     r.worker = &worker_;
@@ -134,10 +133,12 @@ TEST_F(RuleEngineTest, FullSequenceWithMatchingFramesIsConfirmed) {
   for (const auto& e : hit.stages) stages.push_back(e.stage);
   EXPECT_THAT(stages, ElementsAre("start", "warn", "symptom"));
   EXPECT_EQ(hit.traceback_fingerprint.substr(0, 3), "v1:");
-  EXPECT_THAT(hit.frames, ElementsAre("vllm.model_executor.layers.quantization.fp8:process_weights_after_loading",
-                                      "vllm.utils.deep_gemm:transform_sf_into_required_layout"));
-  EXPECT_THAT(hits_.facts, ElementsAre(std::make_pair(std::string("compute_capability"),
-                                                      std::string("12.0"))));
+  EXPECT_THAT(
+      hit.frames,
+      ElementsAre("vllm.model_executor.layers.quantization.fp8:process_weights_after_loading",
+                  "vllm.utils.deep_gemm:transform_sf_into_required_layout"));
+  EXPECT_THAT(hits_.facts,
+              ElementsAre(std::make_pair(std::string("compute_capability"), std::string("12.0"))));
 }
 
 TEST_F(RuleEngineTest, MissingRequiredStageMakesItPartial) {
@@ -203,15 +204,15 @@ TEST_F(RuleEngineTest, CapabilityFromTorchWarningIsNormalised) {
        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
        "PyTorch installation.",
        kT0);
-  EXPECT_THAT(hits_.facts, ElementsAre(std::make_pair(std::string("compute_capability"),
-                                                      std::string("12.0"))));
+  EXPECT_THAT(hits_.facts,
+              ElementsAre(std::make_pair(std::string("compute_capability"), std::string("12.0"))));
 }
 
 TEST_F(RuleEngineTest, FirstFactValueWins) {
   Line(Level::kInfo, "config: tensor_parallel_size=4, pipeline_parallel_size=1", kT0);
   Line(Level::kInfo, "config: tensor_parallel_size=8, pipeline_parallel_size=1", kT0);
-  EXPECT_THAT(hits_.facts, ElementsAre(std::make_pair(std::string("tensor_parallel_size"),
-                                                      std::string("4"))));
+  EXPECT_THAT(hits_.facts,
+              ElementsAre(std::make_pair(std::string("tensor_parallel_size"), std::string("4"))));
 }
 
 TEST(RuleSetTest, PrefilterSkipsLinesWithoutThePacksLiterals) {

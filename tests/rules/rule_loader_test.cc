@@ -46,7 +46,8 @@ Status Load(const std::string& file, const std::string& text) {
 }
 
 TEST(RuleLoaderTest, ValidRuleLoads) {
-  auto result = LoadRuleTexts({{"rules/facts.yaml", kFacts}, {"rules/good-rule.yaml", ValidRule()}});
+  auto result =
+      LoadRuleTexts({{"rules/facts.yaml", kFacts}, {"rules/good-rule.yaml", ValidRule()}});
   ASSERT_TRUE(result.ok()) << result.status().message();
   ASSERT_EQ((*result)->rules().size(), 1u);
   const Rule& rule = (*result)->rules()[0];
@@ -69,7 +70,8 @@ TEST(RuleLoaderTest, InvalidRe2PatternNamesRuleFieldAndLine) {
   text.replace(text.find("'CUDA out of memory'"), 20, "'(?<=lookbehind)x'");
   Status s = Load("rules/good-rule.yaml", text);
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:8: rule good-rule: sequence.symptom.patterns: invalid RE2 pattern"));
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:8: rule good-rule: "
+                                      "sequence.symptom.patterns: invalid RE2 pattern"));
 }
 
 TEST(RuleLoaderTest, UnknownKeyIsRejectedWithItsLine) {

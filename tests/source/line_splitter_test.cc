@@ -60,8 +60,8 @@ TEST(LineSplitterTest, EmptyLinesAreKept) {
 TEST(LineSplitterTest, OverLongLineIsTruncatedAtTheCapAndCounted) {
   CountDrops events;
   std::string big(5 << 20, 'x');
-  auto lines = Split({"short\n", big.substr(0, 3 << 20), big.substr(3 << 20) + "\nafter\n"}, 1 << 20,
-                     &events);
+  auto lines = Split({"short\n", big.substr(0, 3 << 20), big.substr(3 << 20) + "\nafter\n"},
+                     1 << 20, &events);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0], "short");
   EXPECT_EQ(lines[1].size(), 1u << 20);

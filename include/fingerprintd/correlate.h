@@ -26,6 +26,7 @@
 
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/rules.h"
+#include "fingerprintd/status.h"
 
 namespace fingerprintd::correlate {
 
@@ -96,6 +97,15 @@ class Correlator final : public rules::HitSink {
   void Advance(int64_t now_us);
   // Emits every incident still open (end of input).
   void Finish();
+
+  // Serialises deployments, facts and open incidents (versioned JSON). The
+  // daemon saves it with the checkpoint of the lines it reflects, so a restart
+  // resumes incidents with the same ids instead of opening duplicates.
+  std::string SaveState() const;
+  // Restores a SaveState() blob, registering its sources by name where they
+  // are not registered yet; incidents of rules no longer in the pack are
+  // dropped and counted. Returns DataLossError on a malformed or foreign blob.
+  Status RestoreState(const std::string& state);
 
  private:
   struct Impl;

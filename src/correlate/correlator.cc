@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "correlate/correlator_state.h"
 #include "correlate/explanation.h"
 #include "fingerprintd/correlate.h"
 
@@ -12,40 +13,6 @@ namespace {
 
 using rules::Confidence;
 using rules::RuleHit;
-
-struct KnownWorker {
-  WorkerInfo info;
-  uint32_t source_id = 0;
-};
-
-struct Deployment {
-  std::string name;
-  std::map<std::string, std::string> facts;  // first value wins
-  std::vector<KnownWorker> workers;          // worker-role streams seen
-};
-
-struct WorkerHits {
-  std::string label;
-  int32_t pid = -1;
-  std::string ip;
-  int32_t rank = -1;
-  const WorkerInfo* seen = nullptr;  // stream info if the worker's own lines were seen
-  std::vector<RuleHit> hits;         // its own hits (role worker) or re-raises naming it
-  bool own = false;                  // it reported itself (not only through a re-raise)
-};
-
-struct OpenIncident {
-  const rules::Rule* rule = nullptr;
-  Deployment* deployment = nullptr;
-  std::string id;
-  int64_t first_seen_us = 0, last_seen_us = 0;  // over every matched stage
-  int64_t anchor_us = 0;                        // earliest symptom: the window is measured from it
-  std::vector<WorkerHits> workers;
-  std::vector<RuleHit> reraises;  // engine core / API server copies without a known origin
-  int revision = 0;
-  bool dirty = false;  // changed since last emission
-  uint64_t order = 0;  // creation order, for deterministic emission
-};
 
 bool SameProcess(int32_t pid_a, const std::string& ip_a, int32_t pid_b, const std::string& ip_b) {
   if (pid_a < 0 || pid_a != pid_b) return false;
@@ -315,7 +282,139 @@ struct Correlator::Impl {
   }
 
   Incident Build(const OpenIncident& inc) const;
+  std::string SaveState() const;
+  Status RestoreState(const std::string& text);
+  uint32_t AddSource(const std::string& name, const std::string& deployment);
 };
+
+uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string& deployment) {
+  auto& d = deployments[deployment];
+  if (!d) {
+    d = std::make_unique<Deployment>();
+    d->name = deployment;
+  }
+  source_names.push_back(name);
+  source_deployment.push_back(d.get());
+  return static_cast<uint32_t>(source_names.size() - 1);
+}
+
+std::string Correlator::Impl::SaveState() const {
+  using nlohmann::json;
+  json sources = json::array();
+  for (size_t i = 0; i < source_names.size(); ++i) {
+    sources.push_back({{"name", source_names[i]}, {"deployment", source_deployment[i]->name}});
+  }
+  json deps = json::array();
+  for (const auto& [name, d] : deployments) {
+    json workers = json::array();
+    for (const KnownWorker& w : d->workers) {
+      workers.push_back({{"worker", WorkerToJson(w.info)}, {"source", source_names[w.source_id]}});
+    }
+    deps.push_back({{"name", name}, {"facts", d->facts}, {"workers", workers}});
+  }
+  json incidents = json::array();
+  for (const auto& inc : open) {
+    json workers = json::array();
+    for (const WorkerHits& w : inc->workers) {
+      json hits = json::array();
+      for (const RuleHit& h : w.hits) hits.push_back(HitToJson(h, source_names));
+      workers.push_back({{"label", w.label},
+                         {"pid", w.pid},
+                         {"ip", w.ip},
+                         {"rank", w.rank},
+                         {"own", w.own},
+                         {"hits", hits}});
+    }
+    json reraises = json::array();
+    for (const RuleHit& h : inc->reraises) reraises.push_back(HitToJson(h, source_names));
+    incidents.push_back({{"rule", inc->rule->id},
+                         {"deployment", inc->deployment->name},
+                         {"id", inc->id},
+                         {"first_seen", inc->first_seen_us},
+                         {"last_seen", inc->last_seen_us},
+                         {"anchor", inc->anchor_us},
+                         {"revision", inc->revision},
+                         {"dirty", inc->dirty},
+                         {"workers", workers},
+                         {"reraises", reraises}});
+  }
+  json state = {{"version", kStateVersion},
+                {"sources", sources},
+                {"deployments", deps},
+                {"incidents", incidents}};
+  return state.dump();
+}
+
+Status Correlator::Impl::RestoreState(const std::string& text) {
+  using nlohmann::json;
+  try {
+    json state = json::parse(text);
+    if (state.at("version").get<int>() != kStateVersion) {
+      return DataLossError("correlator state: unsupported version " + state.at("version").dump());
+    }
+    std::map<std::string, uint32_t> ids;
+    for (size_t i = 0; i < source_names.size(); ++i) ids.emplace(source_names[i], i);
+    for (const json& s : state.at("sources")) {
+      std::string name = s.at("name").get<std::string>();
+      if (ids.count(name) == 0) {
+        ids[name] = AddSource(name, s.at("deployment").get<std::string>());
+      }
+    }
+    for (const json& jd : state.at("deployments")) {
+      auto& d = deployments[jd.at("name").get<std::string>()];
+      if (!d) {
+        d = std::make_unique<Deployment>();
+        d->name = jd.at("name").get<std::string>();
+      }
+      for (const auto& [k, v] : jd.at("facts").items()) d->facts.emplace(k, v.get<std::string>());
+      for (const json& w : jd.at("workers")) {
+        d->workers.push_back(
+            KnownWorker{WorkerFromJson(w.at("worker")), ids.at(w.at("source").get<std::string>())});
+      }
+    }
+    for (const json& ji : state.at("incidents")) {
+      const rules::Rule* rule = rules->Find(ji.at("rule").get<std::string>());
+      auto dep = deployments.find(ji.at("deployment").get<std::string>());
+      if (rule == nullptr || dep == deployments.end()) {
+        events.LineDropped(DropReason::kStateEvicted);  // the rule left the pack
+        continue;
+      }
+      auto inc = std::make_unique<OpenIncident>();
+      inc->rule = rule;
+      inc->deployment = dep->second.get();
+      inc->id = ji.at("id").get<std::string>();
+      inc->first_seen_us = ji.at("first_seen").get<int64_t>();
+      inc->last_seen_us = ji.at("last_seen").get<int64_t>();
+      inc->anchor_us = ji.at("anchor").get<int64_t>();
+      inc->revision = ji.at("revision").get<int>();
+      inc->dirty = ji.at("dirty").get<bool>();
+      inc->order = next_order++;
+      for (const json& jw : ji.at("workers")) {
+        WorkerHits w;
+        w.label = jw.at("label").get<std::string>();
+        w.pid = jw.at("pid").get<int32_t>();
+        w.ip = jw.at("ip").get<std::string>();
+        w.rank = jw.at("rank").get<int32_t>();
+        w.own = jw.at("own").get<bool>();
+        for (const json& jh : jw.at("hits")) {
+          RuleHit hit;
+          if (HitFromJson(jh, *rules, ids, &hit)) w.hits.push_back(std::move(hit));
+        }
+        inc->workers.push_back(std::move(w));
+      }
+      for (const json& jh : ji.at("reraises")) {
+        RuleHit hit;
+        if (HitFromJson(jh, *rules, ids, &hit)) inc->reraises.push_back(std::move(hit));
+      }
+      open.push_back(std::move(inc));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return DataLossError(std::string("correlator state: ") + e.what());
+  } catch (const std::out_of_range& e) {
+    return DataLossError(std::string("correlator state: unknown source: ") + e.what());
+  }
+  return OkStatus();
+}
 
 Incident Correlator::Impl::Build(const OpenIncident& inc) const {
   const rules::Rule& rule = *inc.rule;
@@ -433,15 +532,11 @@ Correlator::Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEven
 Correlator::~Correlator() = default;
 
 uint32_t Correlator::AddSource(const std::string& name, const std::string& deployment) {
-  auto& d = impl_->deployments[deployment];
-  if (!d) {
-    d = std::make_unique<Deployment>();
-    d->name = deployment;
-  }
-  impl_->source_names.push_back(name);
-  impl_->source_deployment.push_back(d.get());
-  return static_cast<uint32_t>(impl_->source_names.size() - 1);
+  return impl_->AddSource(name, deployment);
 }
+
+std::string Correlator::SaveState() const { return impl_->SaveState(); }
+Status Correlator::RestoreState(const std::string& state) { return impl_->RestoreState(state); }
 
 const std::string& Correlator::SourceName(uint32_t source_id) const {
   return impl_->source_names.at(source_id);

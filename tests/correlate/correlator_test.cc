@@ -238,3 +238,38 @@ TEST(Rfc3339Test, FormatsWholeAndFractionalSeconds) {
 
 }  // namespace
 }  // namespace fingerprintd::correlate
+
+namespace fingerprintd::correlate {
+namespace {
+
+TEST_F(CorrelatorTest, RestartFromSavedStateContinuesTheSameIncident) {
+  correlator_.OnFact(source_, "tensor_parallel_size", "2");
+  correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
+  std::string state = correlator_.SaveState();
+
+  // A new process: registers its sources in another order, restores, goes on.
+  testing::LatestIncidentSink restarted_sink;
+  Correlator restarted(rules_, events_, restarted_sink);
+  restarted.AddSource("other.log", "elsewhere");
+  ASSERT_TRUE(restarted.RestoreState(state).ok());
+  rules::RuleHit second = Hit("boom", Worker(1, 101), kT0 + kSecond);
+  second.source_id = 1;  // "pod.log" was registered by RestoreState after "other.log"
+  second.stages[0].source_id = 1;
+  restarted.OnHit(second);
+  restarted.Finish();
+
+  correlator_.OnHit(Hit("boom", Worker(1, 101), kT0 + kSecond));
+  correlator_.Finish();
+  ASSERT_EQ(restarted_sink.Sorted().size(), 1u);
+  EXPECT_EQ(IncidentToJson(restarted_sink.Sorted()[0]), IncidentToJson(sink_.Sorted()[0]));
+  EXPECT_EQ(restarted_sink.Sorted()[0].affected, 2);
+}
+
+TEST_F(CorrelatorTest, MalformedStateIsADataLossError) {
+  Status s = correlator_.RestoreState("{\"version\": 99}");
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(correlator_.RestoreState("not json").code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace fingerprintd::correlate

@@ -1,0 +1,65 @@
+// The correlator's state, and its serialisation for checkpoints.
+//
+// Internal to src/correlate. The state is plain data so that the daemon can
+// save it with a file checkpoint (after the lines it reflects were
+// processed) and a restart resumes open incidents with the same ids instead
+// of opening duplicates. Serialised as JSON with a version field; rules are
+// referenced by id and sources by name, so a restart that registers its
+// sources in another order, or reloads the rule pack, still restores.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::correlate {
+
+struct KnownWorker {
+  WorkerInfo info;
+  uint32_t source_id = 0;
+};
+
+struct Deployment {
+  std::string name;
+  std::map<std::string, std::string> facts;  // first value wins
+  std::vector<KnownWorker> workers;          // worker-role streams seen
+};
+
+struct WorkerHits {
+  std::string label;
+  int32_t pid = -1;
+  std::string ip;
+  int32_t rank = -1;
+  std::vector<rules::RuleHit> hits;  // its own hits (role worker) or re-raises naming it
+  bool own = false;                  // it reported itself (not only through a re-raise)
+};
+
+struct OpenIncident {
+  const rules::Rule* rule = nullptr;
+  Deployment* deployment = nullptr;
+  std::string id;
+  int64_t first_seen_us = 0, last_seen_us = 0;  // over every matched stage
+  int64_t anchor_us = 0;                        // earliest symptom: the window is measured from it
+  std::vector<WorkerHits> workers;
+  std::vector<rules::RuleHit> reraises;  // engine core / API server copies without a known origin
+  int revision = 0;
+  bool dirty = false;  // changed since last emission
+  uint64_t order = 0;  // creation order, for deterministic emission
+};
+
+constexpr int kStateVersion = 1;
+
+// Source ids are written as names (`source_names[id]`) and read back through
+// `source_ids` (name -> id in the restoring process).
+nlohmann::json WorkerToJson(const WorkerInfo& worker);
+WorkerInfo WorkerFromJson(const nlohmann::json& j);
+nlohmann::json HitToJson(const rules::RuleHit& hit, const std::vector<std::string>& source_names);
+// Returns false if the hit's rule is not in `rules` (the pack changed).
+bool HitFromJson(const nlohmann::json& j, const rules::RuleSet& rules,
+                 const std::map<std::string, uint32_t>& source_ids, rules::RuleHit* hit);
+
+}  // namespace fingerprintd::correlate

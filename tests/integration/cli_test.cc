@@ -1,0 +1,150 @@
+// The command line as users drive it: exit codes, stdin, .gz, rotated
+// pieces, --fail-on, errors that name what is wrong.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "testing/replay_harness.h"
+
+namespace fingerprintd::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CommandResult Fingerprintd(const std::string& args) {
+  std::string command = std::string(FINGERPRINTD_BINARY) + " " + args + " 2>&1";
+  CommandResult run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
+  int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fingerprintd-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, ReplayOfTheTargetExitsZeroAndPrintsOneIncident) {
+  CommandResult run = Fingerprintd("replay --quiet " + Golden("vllm_tp2_unknown_sf.log"));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("deepgemm-unknown-sf-transformation (confirmed)"));
+  EXPECT_THAT(run.out, HasSubstr("2/2 affected"));
+}
+
+TEST_F(CliTest, FailOnCriticalExitsOneWhenACriticalIncidentIsFound) {
+  EXPECT_EQ(Fingerprintd("replay --quiet --fail-on critical " + Golden("vllm_tp2_unknown_sf.log"))
+                .exit_code,
+            1);
+  EXPECT_EQ(
+      Fingerprintd("replay --quiet --fail-on critical " + Golden("vllm_tp2_healthy.log")).exit_code,
+      0);
+}
+
+TEST_F(CliTest, BadArgumentsExitTwoWithAReason) {
+  CommandResult missing = Fingerprintd("replay " + (dir_ / "nope.log").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.out, HasSubstr("nope.log: no such file or directory"));
+  CommandResult severity = Fingerprintd("replay --fail-on loud " + Golden("vllm_tp2_healthy.log"));
+  EXPECT_EQ(severity.exit_code, 2);
+  EXPECT_THAT(severity.out, HasSubstr("--fail-on"));
+  CommandResult regex =
+      Fingerprintd("replay --deployment-from '(' " + Golden("vllm_tp2_healthy.log"));
+  EXPECT_EQ(regex.exit_code, 2);
+  EXPECT_THAT(regex.out, HasSubstr("--deployment-from: invalid RE2 pattern"));
+  EXPECT_EQ(Fingerprintd("frobnicate").exit_code, 2);
+}
+
+TEST_F(CliTest, BadRuleDirectoryExitsTwoNamingFileLineRuleAndField) {
+  std::filesystem::copy(SourceDir() + "/rules", dir_ / "rules");
+  std::ofstream(dir_ / "rules" / "cuda-out-of-memory.yaml", std::ios::app) << "colour: blue\n";
+  CommandResult check = Fingerprintd("rules check " + (dir_ / "rules").string());
+  EXPECT_EQ(check.exit_code, 2);
+  EXPECT_THAT(check.out, HasSubstr("cuda-out-of-memory.yaml:"));
+  EXPECT_THAT(check.out, HasSubstr("rule cuda-out-of-memory: colour: unknown key"));
+  CommandResult replay = Fingerprintd("replay --rules " + (dir_ / "rules").string() + " " +
+                                      Golden("vllm_tp2_healthy.log"));
+  EXPECT_EQ(replay.exit_code, 2);
+}
+
+TEST_F(CliTest, StdinAndGzipGiveTheSameIncidentAsTheFile) {
+  std::string file = Golden("vllm_tp2_unknown_sf.log");
+  CommandResult plain = Fingerprintd("replay --quiet --format jsonl --label deployment=x " + file);
+  CommandResult stdin_run =
+      Fingerprintd("replay --quiet --format jsonl --label deployment=x - < " + file);
+  std::string gz = (dir_ / "worker.log.gz").string();
+  ASSERT_EQ(std::system(("gzip -c " + file + " > " + gz).c_str()), 0);
+  CommandResult gz_run = Fingerprintd("replay --quiet --format jsonl --label deployment=x " + gz);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_THAT(plain.out, HasSubstr("\"rule\":\"deepgemm-unknown-sf-transformation\""));
+  auto ids = [](const std::string& out) {
+    auto at = out.find("\"incident_id\"");
+    return at == std::string::npos ? std::string() : out.substr(at, 40);
+  };
+  EXPECT_EQ(ids(stdin_run.out), ids(plain.out));
+  EXPECT_EQ(ids(gz_run.out), ids(plain.out));
+}
+
+TEST_F(CliTest, RotatedPiecesAreReadOldestFirstAsOneStream) {
+  // Split the failure across a kubelet rotation: the traceback starts in the
+  // gzipped older piece and ends in the live file.
+  std::ifstream in(Golden("vllm_tp2_unknown_sf.log"));
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t cut = all.find("Traceback (most recent call last)");
+  ASSERT_NE(cut, std::string::npos);
+  cut = all.find('\n', cut) + 1;
+  std::filesystem::create_directories(dir_ / "pod");
+  std::ofstream(dir_ / "pod" / "0.log.20260304-101500") << all.substr(0, cut);
+  std::ofstream(dir_ / "pod" / "0.log") << all.substr(cut);
+  ASSERT_EQ(std::system(("gzip " + (dir_ / "pod" / "0.log.20260304-101500").string()).c_str()), 0);
+  CommandResult run = Fingerprintd("replay --quiet --format jsonl " + (dir_ / "pod").string());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\"confidence\":\"confirmed\""));
+  EXPECT_THAT(run.out, HasSubstr("\"affected\":2"));
+}
+
+TEST_F(CliTest, EmptyAndBinaryInputsAreHandled) {
+  std::ofstream(dir_ / "empty.log").close();
+  std::ofstream(dir_ / "binary.log") << std::string("\0\x01\xff\xfe garbage\n\x80\x81", 18);
+  CommandResult run = Fingerprintd("replay " + (dir_ / "empty.log").string() + " " +
+                                   (dir_ / "binary.log").string());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("no incidents"));
+  EXPECT_THAT(run.out, HasSubstr("2 source(s)"));
+}
+
+TEST_F(CliTest, RulesTestReportsPassedAndFailedCounts) {
+  CommandResult run = Fingerprintd("rules test");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, ::testing::MatchesRegex("(.|\n)*[0-9]+ passed, 0 failed\n"));
+}
+
+TEST_F(CliTest, VersionPrintsTheVersion) {
+  CommandResult run = Fingerprintd("version");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(run.out, HasSubstr("fingerprintd 0.1.0"));
+}
+
+}  // namespace
+}  // namespace fingerprintd::testing

@@ -72,12 +72,16 @@ struct Correlator::Impl {
     return ParseInt(d.facts, "tensor_parallel_size");
   }
 
+  // Expected workers: TP x PP from the engine config, else the world size
+  // the workers announce, else the distinct worker streams seen.
   int Expected(const Deployment& d) const {
     int tp = TensorParallel(d);
     if (tp > 0) {
       int pp = std::max(1, ParseInt(d.facts, "pipeline_parallel_size"));
       return tp * pp;
     }
+    int world = ParseInt(d.facts, "world_size");
+    if (world > 0) return world;
     return static_cast<int>(d.workers.size());
   }
 

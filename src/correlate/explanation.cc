@@ -14,6 +14,15 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
+// "9.0" matches exactly; "10.*" matches every 10.x capability.
+bool Implements(const std::string& entry, const std::string& capability) {
+  if (entry.size() > 2 && entry.compare(entry.size() - 2, 2, ".*") == 0) {
+    std::string major = entry.substr(0, entry.size() - 1);  // "10."
+    return capability.compare(0, major.size(), major) == 0;
+  }
+  return entry == capability;
+}
+
 std::string WorkersClause(const Incident& incident, bool tensor_parallel_known) {
   std::string out = std::to_string(incident.affected) + "/" + std::to_string(incident.expected) +
                     (tensor_parallel_known ? " tensor-parallel workers" : " workers");
@@ -39,8 +48,8 @@ std::string CapabilityClause(const rules::Rule& rule, const rules::RuleSet& rule
     return "the device's compute capability was not logged (" + support->library + " implements " +
            implemented + ")";
   }
-  bool listed = std::find(support->implements.begin(), support->implements.end(), cap->second) !=
-                support->implements.end();
+  bool listed = std::any_of(support->implements.begin(), support->implements.end(),
+                            [&](const std::string& entry) { return Implements(entry, cap->second); });
   if (listed) {
     return "the device reports compute capability " + cap->second + ", which " + support->library +
            " lists as implemented (" + implemented + ")";

@@ -105,6 +105,15 @@ TEST_F(CorrelatorTest, AllExpectedWorkersReportedEmitsBeforeTheWindowCloses) {
   EXPECT_EQ(sink_.emissions(), 1) << "unchanged incident must not be emitted twice";
 }
 
+TEST_F(CorrelatorTest, WorldSizeGivesTheExpectedWorkersWhenTheConfigWasNotLogged) {
+  correlator_.OnFact(source_, "world_size", "4");
+  correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
+  correlator_.Finish();
+  ASSERT_EQ(sink_.Sorted().size(), 1u);
+  EXPECT_EQ(sink_.Sorted()[0].expected, 4);
+  EXPECT_EQ(sink_.Sorted()[0].affected, 1);
+}
+
 TEST_F(CorrelatorTest, EngineCoreReraiseIsEvidenceNotAnotherWorker) {
   correlator_.OnFact(source_, "tensor_parallel_size", "2");
   correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));

@@ -212,6 +212,9 @@ class RuleEngine final : public parse::RecordSink {
  public:
   struct Options {
     size_t max_streams = 4096;  // per-source stream states; beyond: evicted, counted
+    // A symptom on a message line waits this long (event time) for its
+    // traceback before Tick() decides it without one.
+    int64_t pending_timeout_us = 5'000'000;
   };
   RuleEngine(std::shared_ptr<const RuleSet> rules, uint32_t source_id, PipelineEvents& events,
              HitSink& sink);
@@ -221,6 +224,8 @@ class RuleEngine final : public parse::RecordSink {
 
   void OnRecord(const LogRecord& record) override;
   void OnTraceback(const Traceback& traceback) override;
+  // Decides symptoms on message lines older than the pending timeout (live input).
+  void Tick(int64_t now_us);
   // End of input: resolves pending symptoms without a traceback.
   void Finish();
 

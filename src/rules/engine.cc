@@ -8,6 +8,7 @@
 //     rule's traceback clause and vetoes are checked on it;
 //   * the stream's next ordinary message line, for a symptom that was not
 //     itself an exception line: no traceback came;
+//   * Tick(): event time moved past it (live input; message-line symptoms);
 //   * Finish(): end of input.
 // That is what tells the target from a sibling raising the same text at run
 // time (same message, different frames) and a one-line paste (partial).
@@ -158,7 +159,12 @@ struct RuleEngine::Impl {
   void OnRecord(const LogRecord& record) {
     Stream* stream = StreamFor(record.worker);
     if (stream == nullptr) return;
-    if (record.kind == LineKind::kMessage) ResolveMessagePending(*stream, record);
+    // A logged message of the stream (it has a level) means no traceback is
+    // coming for a symptom seen on an earlier message line. Raw unleveled
+    // output (C++/NCCL prints interleaved by the same process) does not.
+    if (record.kind == LineKind::kMessage && record.level != Level::kUnknown) {
+      ResolveMessagePending(*stream, record);
+    }
     if (record.message.empty()) return;
     rules->Match(record.message, &atoms, &matches);
     if (matches.empty()) return;
@@ -208,6 +214,26 @@ struct RuleEngine::Impl {
     std::vector<Pending> pending = std::move(stream->pending);
     stream->pending.clear();
     for (const Pending& p : pending) Resolve(*stream, tb.worker, p, &tb);
+  }
+
+  // Live input has no end: a symptom seen on a message line is decided
+  // without a traceback once event time moved past it by the timeout.
+  void Tick(int64_t now_us) {
+    for (size_t i = 0; i < streams.size(); ++i) {
+      Stream& stream = streams[i];
+      if (stream.pending.empty()) continue;
+      std::vector<Pending> still;
+      for (Pending& p : stream.pending) {
+        bool expired = !p.on_exception_line && p.symptom.time_us != 0 &&
+                       now_us - p.symptom.time_us > options.pending_timeout_us;
+        if (expired) {
+          Resolve(stream, workers[i], p, nullptr);
+        } else {
+          still.push_back(std::move(p));
+        }
+      }
+      stream.pending = std::move(still);
+    }
   }
 
   void Finish() {
@@ -325,6 +351,7 @@ RuleEngine::~RuleEngine() = default;
 
 void RuleEngine::OnRecord(const LogRecord& record) { impl_->OnRecord(record); }
 void RuleEngine::OnTraceback(const Traceback& traceback) { impl_->OnTraceback(traceback); }
+void RuleEngine::Tick(int64_t now_us) { impl_->Tick(now_us); }
 void RuleEngine::Finish() { impl_->Finish(); }
 
 }  // namespace fingerprintd::rules

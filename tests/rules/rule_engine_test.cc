@@ -253,3 +253,29 @@ TEST(ModuleOfFileTest, StripsPackagesRootAndExtension) {
 
 }  // namespace
 }  // namespace fingerprintd::rules
+
+namespace fingerprintd::rules {
+namespace {
+
+TEST_F(RuleEngineTest, RawOutputBetweenMessageSymptomAndTracebackDoesNotDecideIt) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
+  Line(Level::kUnknown, "host:1:2 [0] NCCL chatter without a level", kT0);
+  EXPECT_THAT(hits_.hits, IsEmpty());
+  Traceback(kWeightPrep, kSymptom, kT0);
+  engine_.Finish();
+  ASSERT_FALSE(hits_.hits.empty());
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kConfirmed);
+}
+
+TEST_F(RuleEngineTest, TickDecidesAMessageSymptomWhoseTracebackNeverCame) {
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
+  engine_.Tick(kT0 + kSecond);
+  EXPECT_THAT(hits_.hits, IsEmpty());
+  engine_.Tick(kT0 + 6 * kSecond);
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+}
+
+}  // namespace
+}  // namespace fingerprintd::rules

@@ -160,6 +160,11 @@ struct Correlator::Impl {
     if (Strength(*inc) == 2 && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
   }
 
+  // Files the hit under its worker. A worker is a rank of the deployment: the
+  // same process (pid, and ip when both sides know it) or, once ranks are
+  // known, the same (data-parallel group, rank) — so a rank that restarted
+  // with a new pid is still one worker, and a Ray re-raise naming the actor's
+  // pid lands on that actor.
   void AddHit(const Deployment& d, OpenIncident* inc, RuleHit hit) {
     bool own = hit.worker.role == ProcessRole::kWorker;
     int32_t pid = own ? hit.worker.pid : hit.origin_pid;
@@ -168,32 +173,43 @@ struct Correlator::Impl {
       inc->reraises.push_back(std::move(hit));
       return;
     }
+    int tp = TensorParallel(d);
+    int32_t rank = -1, dp = -1;
+    std::string label;
+    if (own) {
+      rank = hit.worker.GlobalRank(tp);
+      dp = hit.worker.dp;
+      label = hit.worker.Label();
+    } else if (const KnownWorker* known = FindWorker(d, pid, ip)) {
+      rank = known->info.GlobalRank(tp);
+      dp = known->info.dp;
+      label = known->info.Label();
+    } else {
+      label = "pid=" + std::to_string(pid) + (ip.empty() ? "" : " ip=" + ip);
+    }
     for (WorkerHits& w : inc->workers) {
-      bool same = pid >= 0 ? SameProcess(w.pid, w.ip, pid, ip)
-                           : (w.pid < 0 && w.label == hit.worker.Label());
-      if (same) {
-        if (own && !w.own) {
-          w.own = true;
-          w.label = hit.worker.Label();
-          if (hit.worker.rank >= 0) w.rank = hit.worker.rank;
-        }
-        w.hits.push_back(std::move(hit));
-        return;
+      bool same = (pid >= 0 && SameProcess(w.pid, w.ip, pid, ip)) ||
+                  (rank >= 0 && w.rank == rank && w.dp == dp) ||
+                  (pid < 0 && rank < 0 && w.pid < 0 && w.label == label);
+      if (!same) continue;
+      if (own && !w.own) {
+        w.own = true;
+        w.label = label;
       }
+      if (w.rank < 0 && rank >= 0) {
+        w.rank = rank;
+        w.dp = dp;
+      }
+      w.hits.push_back(std::move(hit));
+      return;
     }
     WorkerHits w;
     w.pid = pid;
     w.ip = ip;
     w.own = own;
-    if (own) {
-      w.label = hit.worker.Label();
-      w.rank = hit.worker.GlobalRank(TensorParallel(d));
-    } else if (const KnownWorker* known = FindWorker(d, pid, ip)) {
-      w.label = known->info.Label();
-      w.rank = known->info.GlobalRank(TensorParallel(d));
-    } else {
-      w.label = "pid=" + std::to_string(pid) + (ip.empty() ? "" : " ip=" + ip);
-    }
+    w.label = label;
+    w.rank = rank;
+    w.dp = dp;
     w.hits.push_back(std::move(hit));
     inc->workers.push_back(std::move(w));
   }
@@ -323,6 +339,7 @@ std::string Correlator::Impl::SaveState() const {
       json hits = json::array();
       for (const RuleHit& h : w.hits) hits.push_back(HitToJson(h, source_names));
       workers.push_back({{"label", w.label},
+                         {"dp", w.dp},
                          {"pid", w.pid},
                          {"ip", w.ip},
                          {"rank", w.rank},
@@ -396,6 +413,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       for (const json& jw : ji.at("workers")) {
         WorkerHits w;
         w.label = jw.at("label").get<std::string>();
+        w.dp = jw.at("dp").get<int32_t>();
         w.pid = jw.at("pid").get<int32_t>();
         w.ip = jw.at("ip").get<std::string>();
         w.rank = jw.at("rank").get<int32_t>();

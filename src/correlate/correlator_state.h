@@ -33,7 +33,8 @@ struct WorkerHits {
   std::string label;
   int32_t pid = -1;
   std::string ip;
-  int32_t rank = -1;
+  int32_t rank = -1;                 // global rank within its data-parallel group, -1 = unknown
+  int32_t dp = -1;                   // data-parallel group, -1 = none
   std::vector<rules::RuleHit> hits;  // its own hits (role worker) or re-raises naming it
   bool own = false;                  // it reported itself (not only through a re-raise)
 };

@@ -48,8 +48,9 @@ std::string CapabilityClause(const rules::Rule& rule, const rules::RuleSet& rule
     return "the device's compute capability was not logged (" + support->library + " implements " +
            implemented + ")";
   }
-  bool listed = std::any_of(support->implements.begin(), support->implements.end(),
-                            [&](const std::string& entry) { return Implements(entry, cap->second); });
+  bool listed =
+      std::any_of(support->implements.begin(), support->implements.end(),
+                  [&](const std::string& entry) { return Implements(entry, cap->second); });
   if (listed) {
     return "the device reports compute capability " + cap->second + ", which " + support->library +
            " lists as implemented (" + implemented + ")";

@@ -165,6 +165,7 @@ struct RuleEngine::Impl {
     if (record.kind == LineKind::kMessage && record.level != Level::kUnknown) {
       ResolveMessagePending(*stream, record);
     }
+    ExpirePending(*stream, record.worker, record.time_us);
     if (record.message.empty()) return;
     rules->Match(record.message, &atoms, &matches);
     if (matches.empty()) return;
@@ -182,15 +183,44 @@ struct RuleEngine::Impl {
       if (state.stages[ref.stage] && state.stages[ref.stage]->line == record.line_number) continue;
       StageMatch match{record.line_number, record.time_us, std::string(record.message)};
       events.RuleMatched(rule.id, stage.id);
-      if (stage.symptom) {
-        bool already = std::any_of(stream->pending.begin(), stream->pending.end(),
-                                   [&](const Pending& p) { return p.rule == ref.owner; });
-        if (!already) {
-          stream->pending.push_back(Pending{ref.owner, match, record.kind == LineKind::kException});
-        }
-      }
+      if (stage.symptom) AddPending(*stream, record, ref.owner, match);
       state.stages[ref.stage] = std::move(match);
     }
+  }
+
+  // Parks a symptom match. The same rule already waiting on an earlier
+  // message line is decided first when another message line repeats the
+  // symptom (two failures, e.g. two watchdog timeouts minutes apart); an
+  // exception line after it is the traceback it was waiting for.
+  void AddPending(Stream& stream, const LogRecord& record, uint32_t rule, const StageMatch& match) {
+    bool on_exception_line = record.kind == LineKind::kException;
+    for (size_t i = 0; i < stream.pending.size(); ++i) {
+      Pending& p = stream.pending[i];
+      if (p.rule != rule) continue;
+      if (p.on_exception_line || on_exception_line) return;
+      Pending earlier = std::move(p);
+      stream.pending.erase(stream.pending.begin() + static_cast<std::ptrdiff_t>(i));
+      Resolve(stream, record.worker, earlier, nullptr);
+      break;
+    }
+    stream.pending.push_back(Pending{rule, match, on_exception_line});
+  }
+
+  // Decides message-line symptoms of the stream that waited longer than the
+  // pending timeout in event time.
+  void ExpirePending(Stream& stream, const WorkerInfo* worker, int64_t now_us) {
+    if (stream.pending.empty() || now_us == 0) return;
+    std::vector<Pending> still;
+    for (Pending& p : stream.pending) {
+      bool expired = !p.on_exception_line && p.symptom.time_us != 0 &&
+                     now_us - p.symptom.time_us > options.pending_timeout_us;
+      if (expired) {
+        Resolve(stream, worker, p, nullptr);
+      } else {
+        still.push_back(std::move(p));
+      }
+    }
+    stream.pending = std::move(still);
   }
 
   void ResolveMessagePending(Stream& stream, const LogRecord& record) {
@@ -219,21 +249,7 @@ struct RuleEngine::Impl {
   // Live input has no end: a symptom seen on a message line is decided
   // without a traceback once event time moved past it by the timeout.
   void Tick(int64_t now_us) {
-    for (size_t i = 0; i < streams.size(); ++i) {
-      Stream& stream = streams[i];
-      if (stream.pending.empty()) continue;
-      std::vector<Pending> still;
-      for (Pending& p : stream.pending) {
-        bool expired = !p.on_exception_line && p.symptom.time_us != 0 &&
-                       now_us - p.symptom.time_us > options.pending_timeout_us;
-        if (expired) {
-          Resolve(stream, workers[i], p, nullptr);
-        } else {
-          still.push_back(std::move(p));
-        }
-      }
-      stream.pending = std::move(still);
-    }
+    for (size_t i = 0; i < streams.size(); ++i) ExpirePending(streams[i], workers[i], now_us);
   }
 
   void Finish() {

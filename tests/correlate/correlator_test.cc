@@ -282,3 +282,31 @@ TEST_F(CorrelatorTest, MalformedStateIsADataLossError) {
 
 }  // namespace
 }  // namespace fingerprintd::correlate
+
+namespace fingerprintd::correlate {
+namespace {
+
+TEST_F(CorrelatorTest, ARankThatRestartedWithANewPidIsStillOneWorker) {
+  correlator_.OnFact(source_, "tensor_parallel_size", "2");
+  correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
+  correlator_.OnHit(Hit("boom", Worker(0, 900), kT0 + 30 * kSecond));  // TP0 after a restart
+  correlator_.Finish();
+  auto incidents = sink_.Sorted();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].affected, 1);
+  EXPECT_EQ(incidents[0].expected, 2);
+  EXPECT_THAT(incidents[0].ranks, ElementsAre(0));
+}
+
+TEST_F(CorrelatorTest, SameTensorRankInAnotherDataParallelGroupIsAnotherWorker) {
+  WorkerInfo dp1 = Worker(0, 300);
+  dp1.dp = 1;
+  correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
+  correlator_.OnHit(Hit("boom", dp1, kT0));
+  correlator_.Finish();
+  ASSERT_EQ(sink_.Sorted().size(), 1u);
+  EXPECT_EQ(sink_.Sorted()[0].affected, 2);
+}
+
+}  // namespace
+}  // namespace fingerprintd::correlate

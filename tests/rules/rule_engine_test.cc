@@ -279,3 +279,26 @@ TEST_F(RuleEngineTest, TickDecidesAMessageSymptomWhoseTracebackNeverCame) {
 
 }  // namespace
 }  // namespace fingerprintd::rules
+
+namespace fingerprintd::rules {
+namespace {
+
+TEST_F(RuleEngineTest, RepeatedMessageSymptomsAreSeparateHits) {
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
+  Line(Level::kUnknown, "raw chatter", kT0);
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0 + 420 * kSecond);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 2u);
+  EXPECT_EQ(hits_.hits[0].time_us, kT0);
+  EXPECT_EQ(hits_.hits[1].time_us, kT0 + 420 * kSecond);
+}
+
+TEST_F(RuleEngineTest, LaterLinesOfTheStreamExpireAWaitingMessageSymptom) {
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
+  Line(Level::kUnknown, "raw chatter", kT0 + 10 * kSecond);
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+}
+
+}  // namespace
+}  // namespace fingerprintd::rules

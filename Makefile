@@ -20,8 +20,8 @@ build: deps $(BUILD)/CMakeCache.txt
 # Replays the bundled example logs: one TP=2 deployment hitting the target
 # fingerprint and one sibling deployment, printed as text incidents.
 demo: build
-	@echo "== fingerprintd replay examples/ (text) =="
-	@$(BUILD)/fingerprintd replay --deployment-from '^examples/([^/]+)/' examples/ ; \
+	@echo "== fingerprintd replay examples/*/ (text) =="
+	@$(BUILD)/fingerprintd replay --deployment-from '^examples/([^/]+)/' examples/*/ ; \
 	  rc=$$?; if [ $$rc -ne 0 ]; then echo "replay exited $$rc"; exit $$rc; fi
 
 test: build

@@ -149,6 +149,20 @@ int RunReplay(const ReplayArgs& args) {
   ReplayCounters events;
   fp::source::ReplayStats stats;
   auto start = std::chrono::steady_clock::now();
+  auto last_progress = start;
+  if (!args.quiet) {
+    // Long replays say how far they are, every 5 s, on stderr.
+    options.progress = [&](const fp::source::ReplayStats& s, const std::string& source) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_progress < std::chrono::seconds(5)) return;
+      last_progress = now;
+      double elapsed = std::chrono::duration<double>(now - start).count();
+      std::cerr << "fingerprintd replay: " << s.bytes / 1000000 << " MB, " << s.lines
+                << " lines in " << static_cast<int>(elapsed) << " s ("
+                << static_cast<int>(s.bytes / 1e6 / elapsed) << " MB/s), reading " << source
+                << "\n";
+    };
+  }
   fp::Status status = fp::source::Replay(options, *rules, events, incidents, &stats);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!status.ok()) std::cerr << "fingerprintd replay: " << status.message() << "\n";

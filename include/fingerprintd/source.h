@@ -59,6 +59,9 @@ struct ReplayOptions {
   std::string deployment_from;                // RE2 over the path; capture groups joined by '/'
   parse::ParserOptions parser;
   size_t read_chunk_bytes = 1 << 20;
+  // Called after every chunk read (about 1 MiB) with the running totals and
+  // the source being read; the caller decides whether to print (it owns the clock).
+  std::function<void(const struct ReplayStats&, const std::string& source)> progress;
 };
 
 struct ReplayStats {

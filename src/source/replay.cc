@@ -119,8 +119,9 @@ Status ListDirectory(const std::string& dir, std::vector<std::string>* out) {
 }
 
 // Feeds one source's pieces through a parser.
-Status ReadPieces(const ReplaySource& source, size_t chunk_bytes, LineSplitter& splitter,
+Status ReadPieces(const ReplaySource& source, const ReplayOptions& options, LineSplitter& splitter,
                   parse::SourceParser& parser, ReplayStats* stats) {
+  size_t chunk_bytes = options.read_chunk_bytes;
   std::string buffer(chunk_bytes, '\0');
   auto on_line = [&](std::string_view line) {
     parser.Feed(line);
@@ -147,6 +148,7 @@ Status ReadPieces(const ReplaySource& source, size_t chunk_bytes, LineSplitter& 
       if (n == 0) break;
       stats->bytes += static_cast<uint64_t>(n);
       splitter.Append(std::string_view(buffer.data(), static_cast<size_t>(n)), on_line);
+      if (options.progress) options.progress(*stats, source.name);
     }
     gzclose(in);
   }
@@ -230,7 +232,7 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
     rules::RuleEngine engine(rules, id, events, correlator);
     parse::SourceParser parser(id, source.name, parser_options, events, engine);
     LineSplitter splitter(parser_options.max_line_bytes, events);
-    Status s = ReadPieces(source, options.read_chunk_bytes, splitter, parser, stats);
+    Status s = ReadPieces(source, options, splitter, parser, stats);
     parser.Finish();
     engine.Finish();
     if (!s.ok() && first_error.ok()) first_error = s;

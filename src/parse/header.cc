@@ -93,6 +93,21 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
   return true;
 }
 
+// The common tail of the C++ headers (glog, torch c10): at `pos` a space, then
+// `file.cpp:N] msg`.
+bool FinishCppHeader(std::string_view line, size_t pos, const CivilTime& t, HeaderKind kind,
+                     Level level, Header* out) {
+  if (pos >= line.size() || line[pos] != ' ') return false;
+  const size_t after = ParseBracketLocation(line, pos + 1, &out->location);
+  if (after == 0) return false;
+  out->kind = kind;
+  out->level = level;
+  out->has_time = true;
+  out->time = t;
+  SetMessage(line, after, after < line.size() && line[after] == ' ' ? after + 1 : after, out);
+  return true;
+}
+
 // glog `I20250312 15:30:37.177192 3083291 file.cpp:41] msg` or `I0312 ...`.
 bool ParseGlog(std::string_view line, Header* out) {
   size_t pos = 1;
@@ -117,15 +132,7 @@ bool ParseGlog(std::string_view line, Header* out) {
   pos += ParseFraction(line, pos, &t.micros);
   while (pos < line.size() && line[pos] == ' ') ++pos;
   while (pos < line.size() && IsDigit(line[pos])) ++pos;  // thread id
-  if (pos >= line.size() || line[pos] != ' ') return false;
-  const size_t after = ParseBracketLocation(line, pos + 1, &out->location);
-  if (after == 0) return false;
-  out->kind = HeaderKind::kGlog;
-  out->level = ParseLevel(line.substr(0, 1));
-  out->has_time = true;
-  out->time = t;
-  SetMessage(line, after, after < line.size() && line[after] == ' ' ? after + 1 : after, out);
-  return true;
+  return FinishCppHeader(line, pos, t, HeaderKind::kGlog, ParseLevel(line.substr(0, 1)), out);
 }
 
 // torch c10 `[W730 15:32:17.841273251 ProcessGroupNCCL.cpp:1479] msg`.
@@ -147,15 +154,7 @@ bool ParseTorchC10(std::string_view line, Header* out) {
   }
   pos += 8;
   pos += ParseFraction(line, pos, &t.micros);
-  if (pos >= line.size() || line[pos] != ' ') return false;
-  const size_t after = ParseBracketLocation(line, pos + 1, &out->location);
-  if (after == 0) return false;
-  out->kind = HeaderKind::kTorch;
-  out->level = ParseLevel(line.substr(1, 1));
-  out->has_time = true;
-  out->time = t;
-  SetMessage(line, after, after < line.size() && line[after] == ' ' ? after + 1 : after, out);
-  return true;
+  return FinishCppHeader(line, pos, t, HeaderKind::kTorch, ParseLevel(line.substr(1, 1)), out);
 }
 
 // SGLang message may start with `LEVEL file.py:N: ` (newer components).

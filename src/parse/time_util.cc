@@ -70,10 +70,12 @@ size_t ParseMonthDayTime(std::string_view text, CivilTime* out) {
   return 14;
 }
 
-size_t ParseIsoDateTime(std::string_view text, CivilTime* out) {
-  // YYYY-MM-DD HH:MM:SS
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != ' ' || text[13] != ':' ||
-      text[16] != ':') {
+namespace {
+
+// YYYY-MM-DD?HH:MM:SS, where ? is one of `separators`; returns 19 or 0.
+size_t ParseDateAndTime(std::string_view text, std::string_view separators, CivilTime* out) {
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' ||
+      separators.find(text[10]) == std::string_view::npos || text[13] != ':' || text[16] != ':') {
     return 0;
   }
   CivilTime t;
@@ -87,19 +89,16 @@ size_t ParseIsoDateTime(std::string_view text, CivilTime* out) {
   return 19;
 }
 
+}  // namespace
+
+size_t ParseIsoDateTime(std::string_view text, CivilTime* out) {
+  return ParseDateAndTime(text, " ", out);
+}
+
 size_t ParseRfc3339(std::string_view text, int64_t* utc_us, int32_t* offset_s) {
   // YYYY-MM-DDTHH:MM:SS[.f{1,9}](Z|+hh:mm|-hh:mm)
-  if (text.size() < 20 || text[4] != '-' || text[7] != '-' ||
-      (text[10] != 'T' && text[10] != 't') || text[13] != ':' || text[16] != ':') {
-    return 0;
-  }
   CivilTime t;
-  if (!ReadDigits(text, 0, 4, &t.year) || !ReadDigits(text, 5, 2, &t.month) ||
-      !ReadDigits(text, 8, 2, &t.day) || !ReadDigits(text, 11, 2, &t.hour) ||
-      !ReadDigits(text, 14, 2, &t.minute) || !ReadDigits(text, 17, 2, &t.second) ||
-      !PlausibleCivil(t)) {
-    return 0;
-  }
+  if (text.size() < 20 || ParseDateAndTime(text, "Tt", &t) == 0) return 0;
   size_t pos = 19;
   if (pos < text.size() && text[pos] == '.') pos += ParseFraction(text, pos, &t.micros);
   if (pos >= text.size()) return 0;

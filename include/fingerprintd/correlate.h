@@ -76,7 +76,6 @@ class Correlator final : public rules::HitSink {
   struct Options {
     size_t max_evidence = 24;            // evidence lines per incident
     size_t max_open_incidents = 10'000;  // beyond: the oldest is emitted and dropped, counted
-    size_t max_deployments = 100'000;
   };
   Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
              IncidentSink& sink);

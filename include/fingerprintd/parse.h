@@ -87,7 +87,9 @@ class SourceParser {
 
   // Feeds one physical line without its '\n'. Never throws.
   void Feed(std::string_view line);
-  // Flushes tracebacks idle since before now_us - traceback_timeout_us.
+  // Flushes open tracebacks idle since before now_us - traceback_timeout_us,
+  // and emits a finished traceback still waiting for a possible chained or
+  // Ray-remote continuation once now_us has moved past its last line.
   void Tick(int64_t now_us);
   // End of input: flushes joined partials and every open traceback.
   void Finish();

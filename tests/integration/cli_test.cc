@@ -126,7 +126,8 @@ TEST_F(CliTest, RotatedPiecesAreReadOldestFirstAsOneStream) {
 
 TEST_F(CliTest, EmptyAndBinaryInputsAreHandled) {
   std::ofstream(dir_ / "empty.log").close();
-  std::ofstream(dir_ / "binary.log") << std::string("\0\x01\xff\xfe garbage\n\x80\x81", 18);
+  static constexpr char kBinary[] = "\0\x01\xff\xfe garbage\n\x80\x81";
+  std::ofstream(dir_ / "binary.log") << std::string(kBinary, sizeof(kBinary) - 1);
   CommandResult run = Fingerprintd("replay " + (dir_ / "empty.log").string() + " " +
                                    (dir_ / "binary.log").string());
   EXPECT_EQ(run.exit_code, 0) << run.out;

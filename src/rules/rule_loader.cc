@@ -381,14 +381,26 @@ Status ParseFactsFile(const Context& ctx, const YAML::Node& root, std::vector<Fa
   return OkStatus();
 }
 
+// The rule id of a file that is not valid YAML, read from its `id:` line so
+// the error can still name the rule; "?" if there is none.
+std::string RuleIdOfText(const std::string& text) {
+  static const RE2 kIdLine(R"((?m)^id:[ \t]*['"]?([a-z0-9-]+))");
+  std::string id;
+  return RE2::PartialMatch(text, kIdLine, &id) ? id : "?";
+}
+
+Status YamlError(const std::string& file, const std::string& text, const YAML::Exception& e) {
+  std::ostringstream msg;
+  msg << file << ":" << e.mark.line + 1 << ": rule " << RuleIdOfText(text) << ": yaml: " << e.msg;
+  return InvalidArgumentError(msg.str());
+}
+
 // Calls yaml-cpp; turns its exceptions into a Status naming the file and line.
 Status ParseYamlText(const std::string& file, const std::string& text, YAML::Node* out) {
   try {
     *out = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    std::ostringstream msg;
-    msg << file << ":" << e.mark.line + 1 << ": rule ?: yaml: " << e.msg;
-    return InvalidArgumentError(msg.str());
+    return YamlError(file, text, e);
   }
   return OkStatus();
 }
@@ -419,9 +431,7 @@ StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
       }
       set->rules_.push_back(std::move(rule));
     } catch (const YAML::Exception& e) {
-      std::ostringstream msg;
-      msg << file << ":" << e.mark.line + 1 << ": rule ?: yaml: " << e.msg;
-      return InvalidArgumentError(msg.str());
+      return YamlError(file, text, e);
     }
   }
   if (set->rules_.empty()) return InvalidArgumentError("rule pack: no rules found");

@@ -77,10 +77,13 @@ bool MatchesFrameSequence(const std::vector<FramePattern>& patterns,
   return next == patterns.size();
 }
 
-bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block) {
+bool MatchesExceptionLine(const TracebackClause& clause, const ExceptionBlock& block) {
   if (block.type.empty() || !RE2::PartialMatch(block.type, *clause.exception)) return false;
-  if (clause.message && !RE2::PartialMatch(block.message, *clause.message)) return false;
-  return MatchesFrameSequence(clause.frames, block.frames);
+  return !clause.message || RE2::PartialMatch(block.message, *clause.message);
+}
+
+bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block) {
+  return MatchesExceptionLine(clause, block) && MatchesFrameSequence(clause.frames, block.frames);
 }
 
 bool Vetoed(const Rule& rule, const ExceptionBlock& block) {
@@ -300,7 +303,13 @@ struct RuleEngine::Impl {
       }
       if (block != nullptr && Vetoed(rule, *block)) return;
     } else if (tb != nullptr) {
+      // A pasted exception line without frames: it must still be the
+      // exception the clause names (type and message), or it is not this rule.
       block = tb->RootCause();
+      if (rule.traceback && block != nullptr && !block->type.empty() &&
+          !MatchesExceptionLine(*rule.traceback, *block)) {
+        return;
+      }
     }
 
     RuleState& state = stream.StateFor(pending.rule, rule.stages.size());

@@ -302,3 +302,23 @@ TEST_F(RuleEngineTest, LaterLinesOfTheStreamExpireAWaitingMessageSymptom) {
 
 }  // namespace
 }  // namespace fingerprintd::rules
+
+namespace fingerprintd::rules {
+namespace {
+
+TEST_F(RuleEngineTest, PastedExceptionOfAnotherTypeIsNotThisRule) {
+  fingerprintd::Traceback tb;
+  tb.worker = &worker_;
+  ExceptionBlock block;
+  block.type = "ValueError";
+  block.message = kSymptom;
+  tb.blocks.push_back(block);
+  tb.complete = true;
+  Line(Level::kError, "ValueError: " + kSymptom, kT0, LineKind::kException);
+  engine_.OnTraceback(tb);
+  engine_.Finish();
+  EXPECT_THAT(hits_.hits, IsEmpty());
+}
+
+}  // namespace
+}  // namespace fingerprintd::rules

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "fingerprintd/rules.h"
+#include "rules/literal_scanner.h"
 
 namespace fingerprintd::rules {
 
@@ -60,7 +61,10 @@ struct RuleSet::Prefilter {
   // slower second pass. 6 was the fastest on bench/ (4, 5, 7, 8, 10 measured)
   // with every pattern still behind a literal.
   re2::FilteredRE2 filter{6};
-  std::unique_ptr<re2::RE2::Set> atoms;  // null when the pack yields no atoms
+  // The atoms are found by `scanner`; `atoms` (an RE2::Set) only when some
+  // atom has non-ASCII bytes, which the scanner does not case-fold.
+  LiteralScanner scanner;
+  std::unique_ptr<re2::RE2::Set> atoms;
   // Patterns FilteredRE2 could not reduce to atoms: candidates on every line.
   std::vector<int> unfiltered;
   bool compiled = false;
@@ -112,7 +116,13 @@ Status RuleSet::Compile() {
   std::vector<std::string> atoms;
   prefilter_->filter.Compile(&atoms);
   prefilter_->compiled = true;
-  if (!atoms.empty()) {
+  bool ascii = std::all_of(atoms.begin(), atoms.end(), [](const std::string& atom) {
+    return std::all_of(atom.begin(), atom.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  });
+  if (ascii) {
+    prefilter_->scanner = LiteralScanner(atoms);
+  } else {
     RE2::Options set_options;
     set_options.set_case_sensitive(false);
     set_options.set_literal(true);
@@ -129,20 +139,25 @@ Status RuleSet::Compile() {
   return OkStatus();
 }
 
-// The hot path. Most lines contain no atom: one DFA pass without a result
-// vector (RE2::Set allocates only when asked which atoms matched), then the
-// few unfiltered patterns, with no allocation.
+// The hot path. Most lines contain no atom: one scan that allocates nothing,
+// then the few unfiltered patterns. Lines with atoms go through FilteredRE2,
+// which runs only the patterns whose required atoms all occurred.
 void RuleSet::Match(std::string_view text, std::vector<int>* atoms, std::vector<int>* out) const {
   out->clear();
   atoms->clear();
-  bool any_atom = prefilter_->atoms && prefilter_->atoms->Match(text, nullptr);
+  bool any_atom;
+  if (prefilter_->atoms) {
+    // RE2::Set allocates when asked which atoms matched: ask only if any did.
+    any_atom = prefilter_->atoms->Match(text, nullptr) && prefilter_->atoms->Match(text, atoms);
+  } else {
+    any_atom = prefilter_->scanner.FindAll(text, atoms);
+  }
   if (!any_atom) {
     for (int id : prefilter_->unfiltered) {
       if (RE2::PartialMatch(text, prefilter_->filter.GetRE2(id))) out->push_back(id);
     }
     return;
   }
-  prefilter_->atoms->Match(text, atoms);
   prefilter_->filter.AllMatches(text, *atoms, out);
 }
 

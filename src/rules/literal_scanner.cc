@@ -1,0 +1,100 @@
+#include "rules/literal_scanner.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fingerprintd::rules {
+namespace {
+
+constexpr int kBits = 18;
+
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+
+// Setting bit 5 of every byte maps 'A'-'Z' onto 'a'-'z' (and a few
+// punctuation bytes onto others): the same folding on literals and text makes
+// the key test a superset of case-insensitive equality; whole literals are
+// then compared exactly with Lower().
+uint32_t FoldedKey(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v | 0x20202020u;
+}
+
+uint32_t Slot(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kBits); }
+
+bool EqualsLowered(const char* text, const std::string& literal) {
+  for (size_t i = 0; i < literal.size(); ++i) {
+    if (Lower(text[i]) != literal[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+LiteralScanner::LiteralScanner(const std::vector<std::string>& literals)
+    : bitmap_((size_t{1} << kBits) / 64, 0) {
+  for (const std::string& literal : literals) {
+    std::string lowered = literal;
+    for (char& c : lowered) c = Lower(c);
+    int id = static_cast<int>(literals_.size());
+    literals_.push_back(std::move(lowered));
+    const std::string& l = literals_.back();
+    if (l.empty()) continue;  // never reported: FilteredRE2 gives no empty atoms
+    if (l.size() < 4) {
+      short_literals_.push_back(id);
+      continue;
+    }
+    uint32_t key = FoldedKey(l.data());
+    uint32_t slot = Slot(key);
+    bitmap_[slot >> 6] |= uint64_t{1} << (slot & 63);
+    keys_.emplace_back(key, id);
+  }
+  std::sort(keys_.begin(), keys_.end());
+}
+
+template <bool kStopAtFirst>
+bool LiteralScanner::Scan(std::string_view text, std::vector<int>* out) const {
+  const char* data = text.data();
+  const size_t n = text.size();
+  bool found = false;
+  if (n >= 4 && !keys_.empty()) {
+    const uint64_t* bitmap = bitmap_.data();
+    for (size_t i = 0; i + 4 <= n; ++i) {
+      const uint32_t key = FoldedKey(data + i);
+      const uint32_t slot = Slot(key);
+      if ((bitmap[slot >> 6] >> (slot & 63) & 1) == 0) continue;
+      auto it = std::lower_bound(keys_.begin(), keys_.end(), std::make_pair(key, -1));
+      for (; it != keys_.end() && it->first == key; ++it) {
+        const std::string& literal = literals_[it->second];
+        if (literal.size() > n - i || !EqualsLowered(data + i, literal)) continue;
+        if (kStopAtFirst) return true;
+        found = true;
+        out->push_back(it->second);
+      }
+    }
+  }
+  for (int id : short_literals_) {
+    const std::string& literal = literals_[id];
+    for (size_t i = 0; i + literal.size() <= n; ++i) {
+      if (!EqualsLowered(data + i, literal)) continue;
+      if (kStopAtFirst) return true;
+      found = true;
+      out->push_back(id);
+      break;
+    }
+  }
+  if (found) {
+    std::sort(out->begin(), out->end());
+    out->erase(std::unique(out->begin(), out->end()), out->end());
+  }
+  return found;
+}
+
+bool LiteralScanner::FindAll(std::string_view text, std::vector<int>* out) const {
+  out->clear();
+  return Scan<false>(text, out);
+}
+
+bool LiteralScanner::Any(std::string_view text) const { return Scan<true>(text, nullptr); }
+
+}  // namespace fingerprintd::rules

@@ -33,23 +33,30 @@ bool EqualsLowered(const char* text, const std::string& literal) {
 
 LiteralScanner::LiteralScanner(const std::vector<std::string>& literals)
     : bitmap_((size_t{1} << kBits) / 64, 0) {
+  size_t shortest = 0;
   for (const std::string& literal : literals) {
     std::string lowered = literal;
     for (char& c : lowered) c = Lower(c);
-    int id = static_cast<int>(literals_.size());
     literals_.push_back(std::move(lowered));
-    const std::string& l = literals_.back();
+    size_t n = literals_.back().size();
+    if (n >= 4 && (shortest == 0 || n < shortest)) shortest = n;
+  }
+  stride_ = shortest >= 4 ? shortest - 3 : 1;
+  for (size_t id = 0; id < literals_.size(); ++id) {
+    const std::string& l = literals_[id];
     if (l.empty()) continue;  // never reported: FilteredRE2 gives no empty atoms
     if (l.size() < 4) {
-      short_literals_.push_back(id);
+      short_literals_.push_back(static_cast<int>(id));
       continue;
     }
-    uint32_t key = FoldedKey(l.data());
-    uint32_t slot = Slot(key);
-    bitmap_[slot >> 6] |= uint64_t{1} << (slot & 63);
-    keys_.emplace_back(key, id);
+    for (size_t offset = 0; offset < stride_; ++offset) {
+      uint32_t key = FoldedKey(l.data() + offset);
+      uint32_t slot = Slot(key);
+      bitmap_[slot >> 6] |= uint64_t{1} << (slot & 63);
+      windows_.push_back(Window{key, static_cast<int>(id), static_cast<uint32_t>(offset)});
+    }
   }
-  std::sort(keys_.begin(), keys_.end());
+  std::stable_sort(windows_.begin(), windows_.end());
 }
 
 template <bool kStopAtFirst>
@@ -57,19 +64,21 @@ bool LiteralScanner::Scan(std::string_view text, std::vector<int>* out) const {
   const char* data = text.data();
   const size_t n = text.size();
   bool found = false;
-  if (n >= 4 && !keys_.empty()) {
+  if (n >= 4 && !windows_.empty()) {
     const uint64_t* bitmap = bitmap_.data();
-    for (size_t i = 0; i + 4 <= n; ++i) {
+    for (size_t i = 0; i + 4 <= n; i += stride_) {
       const uint32_t key = FoldedKey(data + i);
       const uint32_t slot = Slot(key);
       if ((bitmap[slot >> 6] >> (slot & 63) & 1) == 0) continue;
-      auto it = std::lower_bound(keys_.begin(), keys_.end(), std::make_pair(key, -1));
-      for (; it != keys_.end() && it->first == key; ++it) {
-        const std::string& literal = literals_[it->second];
-        if (literal.size() > n - i || !EqualsLowered(data + i, literal)) continue;
+      auto it = std::lower_bound(windows_.begin(), windows_.end(), Window{key, 0, 0});
+      for (; it != windows_.end() && it->key == key; ++it) {
+        if (i < it->offset) continue;
+        const size_t start = i - it->offset;
+        const std::string& literal = literals_[it->literal];
+        if (literal.size() > n - start || !EqualsLowered(data + start, literal)) continue;
         if (kStopAtFirst) return true;
         found = true;
-        out->push_back(it->second);
+        out->push_back(it->literal);
       }
     }
   }

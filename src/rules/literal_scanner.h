@@ -2,11 +2,13 @@
 // ASCII case-insensitively. The first pass of the rule prefilter, run on the
 // message of every line, so it is built for texts that contain none of them.
 //
-// Every literal of 4 bytes or more is keyed by its first 4 bytes (case-folded)
-// in a 2^18-bit bitmap that fits in L1. A scan loads 4 bytes at each offset,
-// folds, hashes and tests one bit; only on a hit does it look the key up and
-// compare whole literals. Shorter literals (rare: FilteredRE2 is built with a
-// minimum atom length) are searched naively.
+// Literals of 4 bytes or more are keyed by their case-folded 4-byte windows
+// in a 2^18-bit bitmap that fits in L1. With m the shortest such literal,
+// each literal registers its windows at offsets 0 .. m-4, so probing the text
+// only every (m-3)th byte still meets one window of every occurrence. A probe
+// loads 4 bytes, folds, hashes and tests one bit; only on a hit is the key
+// looked up and the whole literal compared. Shorter literals (rare:
+// FilteredRE2 is built with a minimum atom length) are searched naively.
 //
 // Threading: immutable after construction; FindAll is const and allocates
 // nothing once `out` has grown.
@@ -37,10 +39,17 @@ class LiteralScanner {
   template <bool kStopAtFirst>
   bool Scan(std::string_view text, std::vector<int>* out) const;
 
-  std::vector<std::string> literals_;           // ASCII-lowercased
-  std::vector<uint64_t> bitmap_;                // 2^kBits bits over folded 4-byte keys
-  std::vector<std::pair<uint32_t, int>> keys_;  // (folded first 4 bytes, literal), sorted
-  std::vector<int> short_literals_;             // shorter than 4 bytes
+  std::vector<std::string> literals_;  // ASCII-lowercased
+  std::vector<uint64_t> bitmap_;       // 2^kBits bits over folded 4-byte keys
+  struct Window {
+    uint32_t key;     // folded 4 bytes
+    int literal;      // index in literals_
+    uint32_t offset;  // where the window starts in the literal
+    bool operator<(const Window& o) const { return key < o.key; }
+  };
+  std::vector<Window> windows_;      // sorted by key
+  size_t stride_ = 1;                // probe every stride_-th byte
+  std::vector<int> short_literals_;  // shorter than 4 bytes
 };
 
 }  // namespace fingerprintd::rules

@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 SANITIZE_BUILD ?= build-sanitize
 
-.PHONY: all deps build demo test test-sanitize format-check clean
+.PHONY: all deps build demo test test-sanitize fuzz format-check clean
 
 all: build
 
@@ -35,8 +35,19 @@ test-sanitize: deps $(SANITIZE_BUILD)/CMakeCache.txt
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS)
 
+# Fuzzes the whole pipeline with libFuzzer under ASan+UBSan (clang), FUZZ_SECONDS long.
+FUZZ_SECONDS ?= 120
+FUZZ_BUILD ?= build-fuzz
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	  -DFINGERPRINTD_SANITIZE=ON -DFINGERPRINTD_FUZZ=ON
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fingerprintd_fuzz
+	mkdir -p $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/fingerprintd_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  $(FUZZ_BUILD)/corpus tests/golden examples
+
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD)

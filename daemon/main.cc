@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -56,13 +57,17 @@ class LatestIncidents final : public fp::correlate::IncidentSink {
 };
 
 // Counts what replay dropped or guessed, for the summary line: bad input is
-// counted and reported, never silently lost.
+// counted and reported, never silently lost. Thread-safe (--threads).
 class ReplayCounters final : public fp::PipelineEvents {
  public:
   void LineRead(std::string_view, uint64_t) override {}
-  void LineDropped(fp::DropReason reason) override { ++dropped_[static_cast<size_t>(reason)]; }
-  void TimeGuessed(fp::TimeFallback f) override { ++guessed_[static_cast<size_t>(f)]; }
-  void TracebackAssembled() override { ++tracebacks_; }
+  void LineDropped(fp::DropReason reason) override {
+    dropped_[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+  }
+  void TimeGuessed(fp::TimeFallback f) override {
+    guessed_[static_cast<size_t>(f)].fetch_add(1, std::memory_order_relaxed);
+  }
+  void TracebackAssembled() override { tracebacks_.fetch_add(1, std::memory_order_relaxed); }
   void RuleMatched(std::string_view, std::string_view) override {}
   void IncidentOpened(std::string_view, std::string_view, std::string_view) override {}
   void IncidentUpdated(std::string_view) override {}
@@ -71,13 +76,13 @@ class ReplayCounters final : public fp::PipelineEvents {
 
   // "; 3 tracebacks; dropped: line_too_long=1; time guessed: year_from_mtime=120"
   std::string Summary() const {
-    std::string out = "; " + std::to_string(tracebacks_) + " traceback(s)";
+    std::string out = "; " + std::to_string(tracebacks_.load()) + " traceback(s)";
     std::string part;
     for (size_t i = 0; i < dropped_.size(); ++i) {
       if (dropped_[i] == 0) continue;
       part += (part.empty() ? "" : ", ") +
               std::string(fp::DropReasonName(static_cast<fp::DropReason>(i))) + "=" +
-              std::to_string(dropped_[i]);
+              std::to_string(dropped_[i].load());
     }
     if (!part.empty()) out += "; dropped/repaired: " + part;
     part.clear();
@@ -85,16 +90,16 @@ class ReplayCounters final : public fp::PipelineEvents {
       if (guessed_[i] == 0) continue;
       part += (part.empty() ? "" : ", ") +
               std::string(fp::TimeFallbackName(static_cast<fp::TimeFallback>(i))) + "=" +
-              std::to_string(guessed_[i]);
+              std::to_string(guessed_[i].load());
     }
     if (!part.empty()) out += "; time guessed: " + part;
     return out;
   }
 
  private:
-  std::array<uint64_t, static_cast<size_t>(fp::DropReason::kCount)> dropped_{};
-  std::array<uint64_t, static_cast<size_t>(fp::TimeFallback::kCount)> guessed_{};
-  uint64_t tracebacks_ = 0;
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(fp::DropReason::kCount)> dropped_{};
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(fp::TimeFallback::kCount)> guessed_{};
+  std::atomic<uint64_t> tracebacks_{0};
 };
 
 struct ReplayArgs {
@@ -106,6 +111,7 @@ struct ReplayArgs {
   std::string fail_on;
   std::vector<std::string> paths;
   size_t max_line_bytes = 1 << 20;
+  size_t threads = 1;
   bool quiet = false;
 };
 
@@ -115,6 +121,7 @@ int RunReplay(const ReplayArgs& args) {
   options.deployment_from = args.deployment_from;
   options.parser.current_year = CurrentYear();
   options.parser.max_line_bytes = args.max_line_bytes;
+  options.threads = args.threads;
   if (!fp::parse::ParseEnvelopeName(args.input_format, &options.parser.envelope)) {
     std::cerr << "fingerprintd replay: --input-format: expected auto, plain, cri, docker, "
                  "journald or compose, got '"
@@ -335,6 +342,10 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--fail-on", replay.fail_on,
                          "Exit 1 if an incident at or above this severity is found");
   replay_cmd->add_option("--max-line-bytes", replay.max_line_bytes, "Line cap (longer: truncated)");
+  replay_cmd
+      ->add_option("--threads", replay.threads,
+                   "Replay different deployments in parallel (same output for any N)")
+      ->check(CLI::Range(1, 256));
   replay_cmd->add_flag("--quiet", replay.quiet, "No summary on stderr");
   replay_cmd->add_option("paths", replay.paths, "Files, directories, .gz, or -")->required();
 

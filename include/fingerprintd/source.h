@@ -7,8 +7,9 @@
 //   source::ReplayStats stats;
 //   Status s = source::Replay(options, rule_set, events, incident_sink, &stats);
 //
-// Threading: Replay runs on the calling thread. No wall clock: the current
-// year for headers without one is ReplayOptions::parser.current_year.
+// Threading: Replay runs on the calling thread, plus ReplayOptions::threads - 1
+// helpers when asked. No wall clock: the current year for headers without one
+// is ReplayOptions::parser.current_year.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,10 @@ struct ReplayOptions {
   std::string deployment_from;                // RE2 over the path; capture groups joined by '/'
   parse::ParserOptions parser;
   size_t read_chunk_bytes = 1 << 20;
+  // Threads replaying different deployments in parallel (DESIGN.md §8); the
+  // incidents are the same for any count. With more than one, `events` must be
+  // thread-safe; incidents reach the sink one at a time.
+  size_t threads = 1;
   // Called after every chunk read (about 1 MiB) with the running totals and
   // the source being read; the caller decides whether to print (it owns the clock).
   std::function<void(const struct ReplayStats&, const std::string& source)> progress;

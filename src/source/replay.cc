@@ -7,11 +7,14 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "fingerprintd/source.h"
 
@@ -119,9 +122,10 @@ Status ListDirectory(const std::string& dir, std::vector<std::string>* out) {
 }
 
 // Feeds one source's pieces through a parser.
-Status ReadPieces(const ReplaySource& source, const ReplayOptions& options, LineSplitter& splitter,
-                  parse::SourceParser& parser, ReplayStats* stats) {
-  size_t chunk_bytes = options.read_chunk_bytes;
+using ChunkHook = std::function<void(const ReplayStats&, const std::string& source)>;
+
+Status ReadPieces(const ReplaySource& source, size_t chunk_bytes, const ChunkHook& on_chunk,
+                  LineSplitter& splitter, parse::SourceParser& parser, ReplayStats* stats) {
   std::string buffer(chunk_bytes, '\0');
   auto on_line = [&](std::string_view line) {
     parser.Feed(line);
@@ -148,7 +152,7 @@ Status ReadPieces(const ReplaySource& source, const ReplayOptions& options, Line
       if (n == 0) break;
       stats->bytes += static_cast<uint64_t>(n);
       splitter.Append(std::string_view(buffer.data(), static_cast<size_t>(n)), on_line);
-      if (options.progress) options.progress(*stats, source.name);
+      if (on_chunk) on_chunk(*stats, source.name);
     }
     gzclose(in);
   }
@@ -217,28 +221,103 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
   return sources;
 }
 
-Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,
-              PipelineEvents& events, correlate::IncidentSink& sink, ReplayStats* stats) {
-  StatusOr<std::vector<ReplaySource>> plan = PlanReplay(options);
-  if (!plan.ok()) return plan.status();
+namespace {
+
+// Replays `sources` in order through one correlator into `sink`.
+Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const ReplayOptions& options,
+                   const std::shared_ptr<const rules::RuleSet>& rules, PipelineEvents& events,
+                   correlate::IncidentSink& sink, const ChunkHook& on_chunk, ReplayStats* stats) {
   correlate::Correlator correlator(rules, events, sink);
   Status first_error;
-  for (const ReplaySource& source : *plan) {
-    uint32_t id = correlator.AddSource(source.name, source.deployment);
+  for (const ReplaySource* source : sources) {
+    uint32_t id = correlator.AddSource(source->name, source->deployment);
     parse::ParserOptions parser_options = options.parser;
-    if (!source.pieces.empty() && source.pieces.back() != "-") {
-      parser_options.mtime_year = YearOfMtime(source.pieces.back());
+    if (!source->pieces.empty() && source->pieces.back() != "-") {
+      parser_options.mtime_year = YearOfMtime(source->pieces.back());
     }
     rules::RuleEngine engine(rules, id, events, correlator);
-    parse::SourceParser parser(id, source.name, parser_options, events, engine);
+    parse::SourceParser parser(id, source->name, parser_options, events, engine);
     LineSplitter splitter(parser_options.max_line_bytes, events);
-    Status s = ReadPieces(source, options, splitter, parser, stats);
+    Status s = ReadPieces(*source, options.read_chunk_bytes, on_chunk, splitter, parser, stats);
     parser.Finish();
     engine.Finish();
     if (!s.ok() && first_error.ok()) first_error = s;
   }
   correlator.Finish();
   return first_error;
+}
+
+// Serialises incidents from several replay threads into the caller's sink.
+class LockedSink final : public correlate::IncidentSink {
+ public:
+  explicit LockedSink(correlate::IncidentSink& next) : next_(next) {}
+  void OnIncident(const correlate::Incident& incident) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_.OnIncident(incident);
+  }
+
+ private:
+  std::mutex mu_;
+  correlate::IncidentSink& next_;
+};
+
+}  // namespace
+
+// Correlation only needs the files of one deployment together, so with
+// several threads each takes whole deployments from a shared queue, each with
+// its own correlator. Incident ids do not depend on the thread, and callers
+// sort the final incidents, so the output is the same for any thread count.
+Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,
+              PipelineEvents& events, correlate::IncidentSink& sink, ReplayStats* stats) {
+  StatusOr<std::vector<ReplaySource>> plan = PlanReplay(options);
+  if (!plan.ok()) return plan.status();
+  // Deployments in the order they first appear, each with its sources in order.
+  std::vector<std::vector<const ReplaySource*>> groups;
+  std::map<std::string, size_t> group_of;
+  for (const ReplaySource& source : *plan) {
+    auto [it, inserted] = group_of.emplace(source.deployment, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(&source);
+  }
+  size_t threads = std::min<size_t>(std::max<size_t>(options.threads, 1), groups.size());
+  if (threads <= 1) {
+    std::vector<const ReplaySource*> all;
+    for (const ReplaySource& source : *plan) all.push_back(&source);
+    return ReplayGroup(all, options, rules, events, sink, options.progress, stats);
+  }
+
+  LockedSink locked(sink);
+  std::mutex progress_mu;
+  ReplayStats totals;
+  std::atomic<size_t> next_group{0};
+  std::vector<Status> errors(groups.size());
+  std::vector<ReplayStats> thread_stats(threads);
+  auto work = [&](size_t t) {
+    ReplayStats reported;  // this thread's share already added to `totals`
+    ChunkHook on_chunk = [&](const ReplayStats& mine, const std::string& source) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      totals.bytes += mine.bytes - reported.bytes;
+      totals.lines += mine.lines - reported.lines;
+      reported = mine;
+      if (options.progress) options.progress(totals, source);
+    };
+    for (size_t g = next_group++; g < groups.size(); g = next_group++) {
+      errors[g] =
+          ReplayGroup(groups[g], options, rules, events, locked, on_chunk, &thread_stats[t]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) pool.emplace_back(work, t);
+  for (std::thread& thread : pool) thread.join();
+  for (const ReplayStats& s : thread_stats) {
+    stats->files += s.files;
+    stats->lines += s.lines;
+    stats->bytes += s.bytes;
+  }
+  for (const Status& s : errors) {
+    if (!s.ok()) return s;
+  }
+  return OkStatus();
 }
 
 void ReplayText(std::string_view text, const std::string& name, const std::string& deployment,

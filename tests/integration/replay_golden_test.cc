@@ -80,6 +80,18 @@ TEST(ReplayGoldenTest, ReplayingTwiceGivesByteIdenticalJsonl) {
   EXPECT_EQ(first.jsonl, second.jsonl);
 }
 
+TEST(ReplayGoldenTest, ThreadsGiveTheSameIncidentsAsOneThread) {
+  std::vector<std::string> inputs = {
+      Golden("vllm_tp4_unknown_sf.log"),        Golden("two_deployments_interleaved"),
+      Golden("vllm_tp4_unknown_sf_per_worker"), Golden("vllm_tp2_cuda_oom.log"),
+      Golden("vllm_tp4_one_rank_keyerror.log"), Golden("vllm_tp2_healthy.log")};
+  ReplayResult one = ReplayPaths(inputs, R"(/([^/]+)\.log$)", {}, 1);
+  ReplayResult three = ReplayPaths(inputs, R"(/([^/]+)\.log$)", {}, 3);
+  ASSERT_TRUE(three.status.ok()) << three.status.message();
+  EXPECT_GE(one.incidents.size(), 5u);
+  EXPECT_EQ(one.jsonl, three.jsonl);
+}
+
 TEST(ReplayGoldenTest, OneRankKeyErrorIsOneModelBugIncident) {
   ReplayResult r = ReplayPaths({Golden("vllm_tp4_one_rank_keyerror.log")});
   ASSERT_EQ(r.incidents.size(), 1u) << r.jsonl;

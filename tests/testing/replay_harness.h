@@ -56,8 +56,10 @@ struct ReplayResult {
 
 inline ReplayResult ReplayPaths(std::vector<std::string> paths,
                                 const std::string& deployment_from = "",
-                                std::map<std::string, std::string> labels = {}) {
+                                std::map<std::string, std::string> labels = {},
+                                size_t threads = 1) {
   source::ReplayOptions options;
+  options.threads = threads;
   options.paths = std::move(paths);
   options.deployment_from = deployment_from;
   options.labels = std::move(labels);

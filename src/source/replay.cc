@@ -263,10 +263,10 @@ class LockedSink final : public correlate::IncidentSink {
 
 }  // namespace
 
-// Correlation only needs the files of one deployment together, so with
-// several threads each takes whole deployments from a shared queue, each with
-// its own correlator. Incident ids do not depend on the thread, and callers
-// sort the final incidents, so the output is the same for any thread count.
+// Correlation only needs the files of one deployment together, so each
+// deployment is replayed through its own correlator, and with several threads
+// each takes whole deployments from a shared queue. Incident ids do not depend on the thread, and
+// callers sort the final incidents, so the output is the same for any thread count.
 Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,
               PipelineEvents& events, correlate::IncidentSink& sink, ReplayStats* stats) {
   StatusOr<std::vector<ReplaySource>> plan = PlanReplay(options);
@@ -281,9 +281,14 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
   }
   size_t threads = std::min<size_t>(std::max<size_t>(options.threads, 1), groups.size());
   if (threads <= 1) {
-    std::vector<const ReplaySource*> all;
-    for (const ReplaySource& source : *plan) all.push_back(&source);
-    return ReplayGroup(all, options, rules, events, sink, options.progress, stats);
+    // One deployment at a time, each with a fresh correlator: memory is
+    // bounded by the largest deployment, not by the archive.
+    Status first_error;
+    for (const auto& group : groups) {
+      Status s = ReplayGroup(group, options, rules, events, sink, options.progress, stats);
+      if (!s.ok() && first_error.ok()) first_error = s;
+    }
+    return first_error;
   }
 
   LockedSink locked(sink);

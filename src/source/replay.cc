@@ -265,8 +265,9 @@ class LockedSink final : public correlate::IncidentSink {
 
 // Correlation only needs the files of one deployment together, so each
 // deployment is replayed through its own correlator, and with several threads
-// each takes whole deployments from a shared queue. Incident ids do not depend on the thread, and
-// callers sort the final incidents, so the output is the same for any thread count.
+// each takes whole deployments from a shared queue. Incident ids do not depend
+// on the thread and callers sort the final incidents, so the output is the
+// same for any thread count.
 Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,
               PipelineEvents& events, correlate::IncidentSink& sink, ReplayStats* stats) {
   StatusOr<std::vector<ReplaySource>> plan = PlanReplay(options);

@@ -4,7 +4,7 @@ JOBS ?= 2
 BUILD ?= build
 SANITIZE_BUILD ?= build-sanitize
 
-.PHONY: all deps build demo test test-sanitize fuzz format-check clean
+.PHONY: all deps build demo test test-sanitize fuzz check-real-corpus format-check clean
 
 all: build
 
@@ -34,6 +34,11 @@ test-sanitize: deps $(SANITIZE_BUILD)/CMakeCache.txt
 	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS)
+
+# Replays the real reference logs kept outside the repository (by hand; CI has none).
+CORPUS ?= ../shared/corpus/real
+check-real-corpus: build
+	tests/corpus/check_real_logs.sh $(CORPUS) $(BUILD)/fingerprintd
 
 # Fuzzes the whole pipeline with libFuzzer under ASan+UBSan (clang), FUZZ_SECONDS long.
 FUZZ_SECONDS ?= 120

@@ -47,6 +47,7 @@ struct Incident {
   std::string incident_id;
   const rules::Rule* rule = nullptr;
   std::string deployment;
+  std::map<std::string, std::string> labels;  // static labels of the deployment's sources
   rules::Confidence confidence = rules::Confidence::kPartial;
   int expected = 0;
   int affected = 0;
@@ -83,8 +84,11 @@ class Correlator final : public rules::HitSink {
              IncidentSink& sink, Options options);
   ~Correlator() override;
 
-  // Registers a source and the deployment it belongs to; returns its source id.
-  uint32_t AddSource(const std::string& name, const std::string& deployment);
+  // Registers a source and the deployment it belongs to; returns its source
+  // id. `labels` (static labels of the source, e.g. cluster=prod) are merged
+  // into the deployment's and carried by its incidents.
+  uint32_t AddSource(const std::string& name, const std::string& deployment,
+                     const std::map<std::string, std::string>& labels = {});
   const std::string& SourceName(uint32_t source_id) const;
 
   void OnHit(rules::RuleHit hit) override;

@@ -304,15 +304,18 @@ struct Correlator::Impl {
   Incident Build(const OpenIncident& inc) const;
   std::string SaveState() const;
   Status RestoreState(const std::string& text);
-  uint32_t AddSource(const std::string& name, const std::string& deployment);
+  uint32_t AddSource(const std::string& name, const std::string& deployment,
+                     const std::map<std::string, std::string>& labels);
 };
 
-uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string& deployment) {
+uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string& deployment,
+                                     const std::map<std::string, std::string>& labels) {
   auto& d = deployments[deployment];
   if (!d) {
     d = std::make_unique<Deployment>();
     d->name = deployment;
   }
+  for (const auto& [k, v] : labels) d->labels.emplace(k, v);
   source_names.push_back(name);
   source_deployment.push_back(d.get());
   return static_cast<uint32_t>(source_names.size() - 1);
@@ -330,7 +333,8 @@ std::string Correlator::Impl::SaveState() const {
     for (const KnownWorker& w : d->workers) {
       workers.push_back({{"worker", WorkerToJson(w.info)}, {"source", source_names[w.source_id]}});
     }
-    deps.push_back({{"name", name}, {"facts", d->facts}, {"workers", workers}});
+    deps.push_back(
+        {{"name", name}, {"labels", d->labels}, {"facts", d->facts}, {"workers", workers}});
   }
   json incidents = json::array();
   for (const auto& inc : open) {
@@ -378,7 +382,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
     for (const json& s : state.at("sources")) {
       std::string name = s.at("name").get<std::string>();
       if (ids.count(name) == 0) {
-        ids[name] = AddSource(name, s.at("deployment").get<std::string>());
+        ids[name] = AddSource(name, s.at("deployment").get<std::string>(), {});
       }
     }
     for (const json& jd : state.at("deployments")) {
@@ -386,6 +390,9 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       if (!d) {
         d = std::make_unique<Deployment>();
         d->name = jd.at("name").get<std::string>();
+      }
+      for (const auto& [k, v] : jd.at("labels").items()) {
+        d->labels.emplace(k, v.get<std::string>());
       }
       for (const auto& [k, v] : jd.at("facts").items()) d->facts.emplace(k, v.get<std::string>());
       for (const json& w : jd.at("workers")) {
@@ -445,6 +452,7 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
   out.incident_id = inc.id;
   out.rule = &rule;
   out.deployment = d.name;
+  out.labels = d.labels;
   out.first_seen_us = inc.first_seen_us;
   out.last_seen_us = inc.last_seen_us;
   out.revision = inc.revision;
@@ -553,8 +561,9 @@ Correlator::Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEven
     : impl_(std::make_unique<Impl>(std::move(rules), events, sink, options)) {}
 Correlator::~Correlator() = default;
 
-uint32_t Correlator::AddSource(const std::string& name, const std::string& deployment) {
-  return impl_->AddSource(name, deployment);
+uint32_t Correlator::AddSource(const std::string& name, const std::string& deployment,
+                               const std::map<std::string, std::string>& labels) {
+  return impl_->AddSource(name, deployment, labels);
 }
 
 std::string Correlator::SaveState() const { return impl_->SaveState(); }

@@ -25,8 +25,9 @@ struct KnownWorker {
 
 struct Deployment {
   std::string name;
-  std::map<std::string, std::string> facts;  // first value wins
-  std::vector<KnownWorker> workers;          // worker-role streams seen
+  std::map<std::string, std::string> labels;  // from the sources, first value wins
+  std::map<std::string, std::string> facts;   // first value wins
+  std::vector<KnownWorker> workers;           // worker-role streams seen
 };
 
 struct WorkerHits {

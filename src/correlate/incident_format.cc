@@ -99,6 +99,9 @@ std::string IncidentToJson(const Incident& incident) {
   j["confidence"] = rules::ConfidenceName(incident.confidence);
   j["title"] = rule.title;
   j["deployment"] = Printable(incident.deployment);
+  ordered_json labels = ordered_json::object();
+  for (const auto& [k, v] : incident.labels) labels[Printable(k)] = Printable(v);
+  j["labels"] = labels;
   j["workers"] = {{"expected", incident.expected},
                   {"affected", incident.affected},
                   {"ranks", incident.ranks},
@@ -142,7 +145,9 @@ std::string IncidentToText(const Incident& incident) {
   out << "  rule:        " << rule.id << " (" << rules::ConfidenceName(incident.confidence)
       << ")\n";
   out << "  class:       " << rule.rule_class << "\n";
-  out << "  deployment:  " << Printable(incident.deployment) << "\n";
+  out << "  deployment:  " << Printable(incident.deployment);
+  for (const auto& [k, v] : incident.labels) out << " " << Printable(k) << "=" << Printable(v);
+  out << "\n";
   out << "  workers:     " << incident.affected << "/" << incident.expected << " affected";
   if (!incident.ranks.empty()) {
     out << ", ranks";

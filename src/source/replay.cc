@@ -223,6 +223,13 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
 
 namespace {
 
+// The --label k=v labels except `deployment`, which names the deployment.
+std::map<std::string, std::string> StaticLabels(const ReplayOptions& options) {
+  std::map<std::string, std::string> labels = options.labels;
+  labels.erase("deployment");
+  return labels;
+}
+
 // Replays `sources` in order through one correlator into `sink`.
 Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const ReplayOptions& options,
                    const std::shared_ptr<const rules::RuleSet>& rules, PipelineEvents& events,
@@ -230,7 +237,7 @@ Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const Replay
   correlate::Correlator correlator(rules, events, sink);
   Status first_error;
   for (const ReplaySource* source : sources) {
-    uint32_t id = correlator.AddSource(source->name, source->deployment);
+    uint32_t id = correlator.AddSource(source->name, source->deployment, StaticLabels(options));
     parse::ParserOptions parser_options = options.parser;
     if (!source->pieces.empty() && source->pieces.back() != "-") {
       parser_options.mtime_year = YearOfMtime(source->pieces.back());

@@ -53,6 +53,14 @@ TEST_F(CliTest, ReplayOfTheTargetExitsZeroAndPrintsOneIncident) {
   EXPECT_THAT(run.out, HasSubstr("2/2 affected"));
 }
 
+TEST_F(CliTest, LabelsNameTheDeploymentAndTravelWithTheIncident) {
+  CommandResult run = Fingerprintd(
+      "replay --quiet --format jsonl --label deployment=llama-70b --label cluster=prod " +
+      Golden("vllm_tp2_unknown_sf.log"));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\"deployment\":\"llama-70b\",\"labels\":{\"cluster\":\"prod\"}"));
+}
+
 TEST_F(CliTest, FailOnCriticalExitsOneWhenACriticalIncidentIsFound) {
   EXPECT_EQ(Fingerprintd("replay --quiet --fail-on critical " + Golden("vllm_tp2_unknown_sf.log"))
                 .exit_code,

@@ -1,5 +1,7 @@
 #include "correlate/explanation.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 
 namespace fingerprintd::correlate {
@@ -59,13 +61,56 @@ std::string CapabilityClause(const rules::Rule& rule, const rules::RuleSet& rule
          " does not implement (" + implemented + ")";
 }
 
+// A parenthesised list of facts, "(model: {fact.model}, kernel: {fact.kernel})",
+// keeps only the facts that are known, and disappears (with the space before
+// it) when none is: no "(model: unknown)" in front of an operator.
+std::string DropUnknownFacts(const std::string& text,
+                             const std::map<std::string, std::string>& facts) {
+  static const RE2 kGroup(R"(( ?)\(([^()]*\{fact\.[^()]*)\))");
+  static const RE2 kItem(R"(([\w ]+: )\{fact\.(\w+)\})");
+  std::string out;
+  re2::StringPiece rest(text);
+  re2::StringPiece space, body;
+  while (true) {
+    const char* before = rest.data();
+    if (!RE2::FindAndConsume(&rest, kGroup, &space, &body)) break;
+    const char* group_start = space.data();
+    out.append(before, static_cast<size_t>(group_start - before));
+    std::vector<std::string> kept;
+    bool all_facts = true;
+    size_t start = 0;
+    std::string list(body.data(), body.size());
+    while (start <= list.size()) {
+      size_t comma = list.find(", ", start);
+      std::string item =
+          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string label, name;
+      if (!RE2::FullMatch(item, kItem, &label, &name)) {
+        all_facts = false;
+        break;
+      }
+      if (facts.count(name) > 0) kept.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
+    if (!all_facts) {
+      out.append(group_start, static_cast<size_t>(rest.data() - group_start));
+    } else if (!kept.empty()) {
+      out.append(space.data(), space.size());
+      out += "(" + Join(kept) + ")";
+    }
+  }
+  out.append(rest.data(), rest.size());
+  return out;
+}
+
 }  // namespace
 
 std::string ExpandExplanation(const rules::Rule& rule, const rules::RuleSet& rules,
                               const Incident& incident,
                               const std::map<std::string, std::string>& facts,
                               bool tensor_parallel_known) {
-  const std::string& text = rule.explanation;
+  const std::string text = DropUnknownFacts(rule.explanation, facts);
   std::string out;
   size_t i = 0;
   while (i < text.size()) {

@@ -14,6 +14,10 @@ std::shared_ptr<const rules::RuleSet> Pack() {
   auto loaded = rules::LoadRuleTexts({{"r/facts.yaml", R"(facts:
   - name: compute_capability
     patterns: ['capability (\d+\.\d+)']
+  - name: model
+    patterns: ['model=(\S+)']
+  - name: kernel
+    patterns: ['kernel=(\S+)']
 kernel_support:
   - library: Lib
     implements: ["9.0", "10.*"]
@@ -25,7 +29,7 @@ severity: critical
 library: Lib
 sequence:
   - {id: s, level: ERROR, patterns: ['x'], symptom: true}
-explanation: "{workers} in Lib; {capability}; model {fact.model}."
+explanation: "{workers} in Lib (model: {fact.model}, kernel: {fact.kernel}); {capability}; model {fact.model}."
 remediation: ["r"]
 )"}});
   EXPECT_TRUE(loaded.ok()) << loaded.status().message();
@@ -62,6 +66,16 @@ TEST(ExplanationTest, SaysWhenTheCapabilityWasNotLogged) {
   std::string text = Explain({}, 1, 4, false);
   EXPECT_THAT(text, HasSubstr("1/4 tensor-parallel workers failed in Lib"));
   EXPECT_THAT(text, HasSubstr("compute capability was not logged (Lib implements 9.0, 10.*)"));
+}
+
+TEST(ExplanationTest, UnknownFactsAreLeftOutOfAParenthesisedList) {
+  EXPECT_THAT(Explain({{"model", "m/x"}}, 2, 2, true),
+              HasSubstr("failed identically in Lib (model: m/x); the device"));
+  EXPECT_THAT(Explain({{"model", "m/x"}, {"kernel", "K"}}, 2, 2, true),
+              HasSubstr("in Lib (model: m/x, kernel: K); the device"));
+  EXPECT_THAT(Explain({}, 2, 2, true), HasSubstr("failed identically in Lib; the device"));
+  // Outside such a list an unknown fact still says so.
+  EXPECT_THAT(Explain({}, 2, 2, true), HasSubstr("model unknown."));
 }
 
 TEST(ExplanationTest, DifferingTracebacksAreSaid) {

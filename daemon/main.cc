@@ -7,7 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -251,8 +250,8 @@ int RunRulesTest(const std::string& dir) {
   return failed == 0 ? kExitOk : kExitFound;
 }
 
-// Debug view: how every line of a file is parsed (worker, level, kind) and
-// which tracebacks are assembled.
+// Debug view: how every line of a file (plain or .gz) is parsed (worker,
+// level, kind) and which tracebacks are assembled.
 class PrintingSink final : public fp::parse::RecordSink {
  public:
   void OnRecord(const fp::LogRecord& r) override {
@@ -306,17 +305,11 @@ int RunParse(const std::string& path) {
     fp::parse::ParserOptions parser_options;
     parser_options.current_year = CurrentYear();
     fp::parse::SourceParser parser(0, source.name, parser_options, events, sink);
-    fp::source::LineSplitter splitter(parser_options.max_line_bytes, events);
-    auto feed = [&](std::string_view line) { parser.Feed(line); };
-    for (const std::string& piece : source.pieces) {
-      std::ifstream in(piece, std::ios::binary);
-      std::string chunk(1 << 16, '\0');
-      while (in) {
-        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        splitter.Append(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())), feed);
-      }
-    }
-    splitter.Finish(feed);
+    fp::source::ReplayStats stats;
+    fp::Status status = fp::source::ReadLines(
+        source, parser_options.max_line_bytes, events,
+        [&parser](std::string_view line) { parser.Feed(line); }, &stats);
+    if (!status.ok()) std::cerr << "fingerprintd parse: " << status.message() << "\n";
     parser.Finish();
   }
   return kExitOk;

@@ -54,6 +54,11 @@ struct ReplaySource {
   std::string deployment;
 };
 
+struct ReplayStats;
+using LineCallback = std::function<void(std::string_view line)>;
+// Running totals and the source being read.
+using ProgressCallback = std::function<void(const ReplayStats&, const std::string& source)>;
+
 struct ReplayOptions {
   std::vector<std::string> paths;             // files, directories, "-"
   std::map<std::string, std::string> labels;  // label "deployment" names the deployment
@@ -66,7 +71,7 @@ struct ReplayOptions {
   size_t threads = 1;
   // Called after every chunk read (about 1 MiB) with the running totals and
   // the source being read; the caller decides whether to print (it owns the clock).
-  std::function<void(const struct ReplayStats&, const std::string& source)> progress;
+  ProgressCallback progress;
 };
 
 struct ReplayStats {
@@ -80,6 +85,15 @@ struct ReplayStats {
 // rotated pieces (`0.log.20260104-143410[.gz]`, `x-json.log.1[.gz]`) joined to
 // their live file, deployment from labels / deployment_from / path.
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options);
+
+// Reads a source's pieces in order (gzip or plain; "-" is stdin) and calls
+// on_line for every line, capped at max_line_bytes (counted through events),
+// the unterminated last one included; on_chunk, if set, after every chunk of
+// chunk_bytes. A piece that cannot be opened or read returns NotFoundError or
+// DataLossError naming it, after the lines read so far were delivered.
+Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEvents& events,
+                 const LineCallback& on_line, ReplayStats* stats,
+                 const ProgressCallback& on_chunk = nullptr, size_t chunk_bytes = 1 << 20);
 
 // Replays every source through parse -> rules -> correlate into `sink`.
 Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,

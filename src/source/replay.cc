@@ -121,19 +121,21 @@ Status ListDirectory(const std::string& dir, std::vector<std::string>* out) {
   return OkStatus();
 }
 
-// Feeds one source's pieces through a parser.
-using ChunkHook = std::function<void(const ReplayStats&, const std::string& source)>;
+}  // namespace
 
-Status ReadPieces(const ReplaySource& source, size_t chunk_bytes, const ChunkHook& on_chunk,
-                  LineSplitter& splitter, parse::SourceParser& parser, ReplayStats* stats) {
+Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEvents& events,
+                 const LineCallback& on_line, ReplayStats* stats, const ProgressCallback& on_chunk,
+                 size_t chunk_bytes) {
+  LineSplitter splitter(max_line_bytes, events);
   std::string buffer(chunk_bytes, '\0');
-  auto on_line = [&](std::string_view line) {
-    parser.Feed(line);
+  auto counted = [&](std::string_view line) {
+    on_line(line);
     ++stats->lines;
   };
   for (const std::string& piece : source.pieces) {
     gzFile in = piece == "-" ? gzdopen(dup(0), "rb") : gzopen(piece.c_str(), "rb");
     if (in == nullptr) {
+      splitter.Finish(counted);
       return NotFoundError(piece + ": cannot open: " + std::strerror(errno));
     }
     gzbuffer(in, 256 << 10);
@@ -145,22 +147,20 @@ Status ReadPieces(const ReplaySource& source, size_t chunk_bytes, const ChunkHoo
         std::string message = gzerror(in, &err);
         gzclose(in);
         // Keep what was read: a truncated .gz still yields its lines.
-        splitter.Finish(on_line);
+        splitter.Finish(counted);
         return DataLossError(piece + ": read error after " + std::to_string(stats->bytes) +
                              " bytes: " + message);
       }
       if (n == 0) break;
       stats->bytes += static_cast<uint64_t>(n);
-      splitter.Append(std::string_view(buffer.data(), static_cast<size_t>(n)), on_line);
+      splitter.Append(std::string_view(buffer.data(), static_cast<size_t>(n)), counted);
       if (on_chunk) on_chunk(*stats, source.name);
     }
     gzclose(in);
   }
-  splitter.Finish(on_line);
+  splitter.Finish(counted);
   return OkStatus();
 }
-
-}  // namespace
 
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
   if (options.paths.empty()) return InvalidArgumentError("replay: no input (give PATH or -)");
@@ -233,7 +233,8 @@ std::map<std::string, std::string> StaticLabels(const ReplayOptions& options) {
 // Replays `sources` in order through one correlator into `sink`.
 Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const ReplayOptions& options,
                    const std::shared_ptr<const rules::RuleSet>& rules, PipelineEvents& events,
-                   correlate::IncidentSink& sink, const ChunkHook& on_chunk, ReplayStats* stats) {
+                   correlate::IncidentSink& sink, const ProgressCallback& on_chunk,
+                   ReplayStats* stats) {
   correlate::Correlator correlator(rules, events, sink);
   Status first_error;
   for (const ReplaySource* source : sources) {
@@ -244,8 +245,10 @@ Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const Replay
     }
     rules::RuleEngine engine(rules, id, events, correlator);
     parse::SourceParser parser(id, source->name, parser_options, events, engine);
-    LineSplitter splitter(parser_options.max_line_bytes, events);
-    Status s = ReadPieces(*source, options.read_chunk_bytes, on_chunk, splitter, parser, stats);
+    Status s = ReadLines(
+        *source, parser_options.max_line_bytes, events,
+        [&parser](std::string_view line) { parser.Feed(line); }, stats, on_chunk,
+        options.read_chunk_bytes);
     parser.Finish();
     engine.Finish();
     if (!s.ok() && first_error.ok()) first_error = s;
@@ -307,7 +310,7 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
   std::vector<ReplayStats> thread_stats(threads);
   auto work = [&](size_t t) {
     ReplayStats reported;  // this thread's share already added to `totals`
-    ChunkHook on_chunk = [&](const ReplayStats& mine, const std::string& source) {
+    ProgressCallback on_chunk = [&](const ReplayStats& mine, const std::string& source) {
       std::lock_guard<std::mutex> lock(progress_mu);
       totals.bytes += mine.bytes - reported.bytes;
       totals.lines += mine.lines - reported.lines;

@@ -93,6 +93,18 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
   return true;
 }
 
+// `HH:MM:SS[.fraction]` at `pos` into *t (whose date is already set);
+// returns the position after it, or 0 if it is not a plausible time.
+size_t ParseClock(std::string_view line, size_t pos, CivilTime* t) {
+  if (pos + 8 > line.size() || line[pos + 2] != ':' || line[pos + 5] != ':' ||
+      !ReadDigits(line, pos, 2, &t->hour) || !ReadDigits(line, pos + 3, 2, &t->minute) ||
+      !ReadDigits(line, pos + 6, 2, &t->second) || !PlausibleCivil(*t)) {
+    return 0;
+  }
+  pos += 8;
+  return pos + ParseFraction(line, pos, &t->micros);
+}
+
 // The common tail of the C++ headers (glog, torch c10): at `pos` a space, then
 // `file.cpp:N] msg`.
 bool FinishCppHeader(std::string_view line, size_t pos, const CivilTime& t, HeaderKind kind,
@@ -122,14 +134,8 @@ bool ParseGlog(std::string_view line, Header* out) {
   }
   ReadDigits(line, d, 2, &t.month);
   ReadDigits(line, d + 2, 2, &t.day);
-  ++pos;
-  if (pos + 8 > line.size() || line[pos + 2] != ':' || line[pos + 5] != ':' ||
-      !ReadDigits(line, pos, 2, &t.hour) || !ReadDigits(line, pos + 3, 2, &t.minute) ||
-      !ReadDigits(line, pos + 6, 2, &t.second) || !PlausibleCivil(t)) {
-    return false;
-  }
-  pos += 8;
-  pos += ParseFraction(line, pos, &t.micros);
+  pos = ParseClock(line, pos + 1, &t);
+  if (pos == 0) return false;
   while (pos < line.size() && line[pos] == ' ') ++pos;
   while (pos < line.size() && IsDigit(line[pos])) ++pos;  // thread id
   return FinishCppHeader(line, pos, t, HeaderKind::kGlog, ParseLevel(line.substr(0, 1)), out);
@@ -146,14 +152,8 @@ bool ParseTorchC10(std::string_view line, Header* out) {
   CivilTime t;
   ReadDigits(line, 2, digits - 2, &t.month);
   ReadDigits(line, pos - 2, 2, &t.day);
-  ++pos;
-  if (pos + 8 > line.size() || line[pos + 2] != ':' || line[pos + 5] != ':' ||
-      !ReadDigits(line, pos, 2, &t.hour) || !ReadDigits(line, pos + 3, 2, &t.minute) ||
-      !ReadDigits(line, pos + 6, 2, &t.second) || !PlausibleCivil(t)) {
-    return false;
-  }
-  pos += 8;
-  pos += ParseFraction(line, pos, &t.micros);
+  pos = ParseClock(line, pos + 1, &t);
+  if (pos == 0) return false;
   return FinishCppHeader(line, pos, t, HeaderKind::kTorch, ParseLevel(line.substr(1, 1)), out);
 }
 

@@ -78,7 +78,6 @@ struct ReplayStats {
   uint64_t files = 0;
   uint64_t lines = 0;
   uint64_t bytes = 0;
-  uint64_t incidents = 0;  // distinct incident ids
 };
 
 // Expands paths into sources: directories recursively in a stable order,

@@ -67,7 +67,6 @@ struct RuleSet::Prefilter {
   std::unique_ptr<re2::RE2::Set> atoms;
   // Patterns FilteredRE2 could not reduce to atoms: candidates on every line.
   std::vector<int> unfiltered;
-  bool compiled = false;
 };
 
 RuleSet::RuleSet() : prefilter_(std::make_unique<Prefilter>()) {}
@@ -115,7 +114,6 @@ Status RuleSet::Compile() {
   }
   std::vector<std::string> atoms;
   prefilter_->filter.Compile(&atoms);
-  prefilter_->compiled = true;
   bool ascii = std::all_of(atoms.begin(), atoms.end(), [](const std::string& atom) {
     return std::all_of(atom.begin(), atom.end(),
                        [](char c) { return static_cast<unsigned char>(c) < 0x80; });

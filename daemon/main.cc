@@ -35,26 +35,6 @@ fp::StatusOr<std::shared_ptr<const fp::rules::RuleSet>> LoadRules(const std::str
   return fp::rules::LoadRuleDir(dir);
 }
 
-// Keeps the latest revision of every incident; replay prints final states.
-class LatestIncidents final : public fp::correlate::IncidentSink {
- public:
-  void OnIncident(const fp::correlate::Incident& incident) override {
-    latest_[incident.incident_id] = incident;
-  }
-  std::vector<fp::correlate::Incident> Sorted() const {
-    std::vector<fp::correlate::Incident> out;
-    for (const auto& [id, incident] : latest_) out.push_back(incident);
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.first_seen_us, a.deployment, a.rule->id, a.incident_id) <
-             std::tie(b.first_seen_us, b.deployment, b.rule->id, b.incident_id);
-    });
-    return out;
-  }
-
- private:
-  std::map<std::string, fp::correlate::Incident> latest_;
-};
-
 // Counts what replay dropped or guessed, for the summary line: bad input is
 // counted and reported, never silently lost. Thread-safe (--threads).
 class ReplayCounters final : public fp::PipelineEvents {
@@ -151,7 +131,7 @@ int RunReplay(const ReplayArgs& args) {
     return kExitUsage;
   }
 
-  LatestIncidents incidents;
+  fp::correlate::LatestIncidents incidents;
   ReplayCounters events;
   fp::source::ReplayStats stats;
   auto start = std::chrono::steady_clock::now();

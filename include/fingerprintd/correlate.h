@@ -72,6 +72,20 @@ class IncidentSink {
   virtual void OnIncident(const Incident& incident) = 0;
 };
 
+// Keeps the latest revision of every incident, for callers that report final
+// states (replay, rule tests). Sorted(): by first-seen time, deployment, rule,
+// id — a stable order for byte-identical output. Single-threaded.
+class LatestIncidents final : public IncidentSink {
+ public:
+  void OnIncident(const Incident& incident) override;
+  std::vector<Incident> Sorted() const;
+  int emissions() const { return emissions_; }  // OnIncident calls, updates included
+
+ private:
+  std::map<std::string, Incident> latest_;
+  int emissions_ = 0;
+};
+
 class Correlator final : public rules::HitSink {
  public:
   struct Options {

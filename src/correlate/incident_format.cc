@@ -1,8 +1,10 @@
 // Incident renderers: the JSON object of DESIGN.md §6 (field order fixed, so
 // output is byte-identical across runs) and a text block for people.
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "fingerprintd/correlate.h"
 
@@ -84,6 +86,21 @@ std::string FormatRfc3339(int64_t time_us) {
   } else {
     std::snprintf(out + n, sizeof(out) - n, "Z");
   }
+  return out;
+}
+
+void LatestIncidents::OnIncident(const Incident& incident) {
+  ++emissions_;
+  latest_[incident.incident_id] = incident;
+}
+
+std::vector<Incident> LatestIncidents::Sorted() const {
+  std::vector<Incident> out;
+  for (const auto& [id, incident] : latest_) out.push_back(incident);
+  std::sort(out.begin(), out.end(), [](const Incident& a, const Incident& b) {
+    return std::tie(a.first_seen_us, a.deployment, a.rule->id, a.incident_id) <
+           std::tie(b.first_seen_us, b.deployment, b.rule->id, b.incident_id);
+  });
   return out;
 }
 

@@ -166,7 +166,9 @@ struct RuleEngine::Impl {
     // coming for a symptom seen on an earlier message line. Raw unleveled
     // output (C++/NCCL prints interleaved by the same process) does not.
     if (record.kind == LineKind::kMessage && record.level != Level::kUnknown) {
-      ResolveMessagePending(*stream, record);
+      ResolveWithoutTraceback(*stream, record.worker, [&](const Pending& p) {
+        return p.symptom.line < record.line_number;
+      });
     }
     ExpirePending(*stream, record.worker, record.time_us);
     if (record.message.empty()) return;
@@ -209,15 +211,15 @@ struct RuleEngine::Impl {
     stream.pending.push_back(Pending{rule, match, on_exception_line});
   }
 
-  // Decides message-line symptoms of the stream that waited longer than the
-  // pending timeout in event time.
-  void ExpirePending(Stream& stream, const WorkerInfo* worker, int64_t now_us) {
-    if (stream.pending.empty() || now_us == 0) return;
+  // Decides without a traceback the stream's message-line symptoms for which
+  // `done` holds. An exception-line symptom always gets its Traceback (at the
+  // latest at Finish), possibly after the stream's next line: it waits.
+  template <typename Done>
+  void ResolveWithoutTraceback(Stream& stream, const WorkerInfo* worker, Done done) {
+    if (stream.pending.empty()) return;
     std::vector<Pending> still;
     for (Pending& p : stream.pending) {
-      bool expired = !p.on_exception_line && p.symptom.time_us != 0 &&
-                     now_us - p.symptom.time_us > options.pending_timeout_us;
-      if (expired) {
+      if (!p.on_exception_line && done(p)) {
         Resolve(stream, worker, p, nullptr);
       } else {
         still.push_back(std::move(p));
@@ -226,19 +228,12 @@ struct RuleEngine::Impl {
     stream.pending = std::move(still);
   }
 
-  void ResolveMessagePending(Stream& stream, const LogRecord& record) {
-    if (stream.pending.empty()) return;
-    std::vector<Pending> still;
-    for (Pending& p : stream.pending) {
-      // An exception line always gets its Traceback (at the latest at
-      // Finish), possibly after the stream's next line: wait for it.
-      if (!p.on_exception_line && p.symptom.line < record.line_number) {
-        Resolve(stream, record.worker, p, nullptr);
-      } else {
-        still.push_back(std::move(p));
-      }
-    }
-    stream.pending = std::move(still);
+  // Symptoms that waited longer than the pending timeout in event time.
+  void ExpirePending(Stream& stream, const WorkerInfo* worker, int64_t now_us) {
+    if (now_us == 0) return;
+    ResolveWithoutTraceback(stream, worker, [&](const Pending& p) {
+      return p.symptom.time_us != 0 && now_us - p.symptom.time_us > options.pending_timeout_us;
+    });
   }
 
   void OnTraceback(const Traceback& tb) {

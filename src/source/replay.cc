@@ -61,12 +61,13 @@ bool PieceBefore(const RotationKey& a, const RotationKey& b) {
   return false;
 }
 
-std::string DeploymentFor(const ReplayOptions& options, const std::string& path,
-                          const std::string& fallback) {
+// `deployment_from` is the compiled --deployment-from pattern, or null.
+std::string DeploymentFor(const ReplayOptions& options, const RE2* deployment_from,
+                          const std::string& path, const std::string& fallback) {
   auto label = options.labels.find("deployment");
   if (label != options.labels.end()) return label->second;
-  if (!options.deployment_from.empty()) {
-    RE2 re(options.deployment_from);
+  if (deployment_from != nullptr) {
+    const RE2& re = *deployment_from;
     int groups = re.NumberOfCapturingGroups();
     std::vector<std::string> values(groups);
     std::vector<RE2::Arg> args(groups);
@@ -164,10 +165,14 @@ Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEven
 
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
   if (options.paths.empty()) return InvalidArgumentError("replay: no input (give PATH or -)");
+  std::unique_ptr<RE2> deployment_from;
   if (!options.deployment_from.empty()) {
-    RE2 re(options.deployment_from);
-    if (!re.ok()) {
-      return InvalidArgumentError("--deployment-from: invalid RE2 pattern: " + re.error());
+    RE2::Options re_options;
+    re_options.set_log_errors(false);
+    deployment_from = std::make_unique<RE2>(options.deployment_from, re_options);
+    if (!deployment_from->ok()) {
+      return InvalidArgumentError("--deployment-from: invalid RE2 pattern: " +
+                                  deployment_from->error());
     }
   }
   // (file, deployment fallback) in argument order, directories expanded.
@@ -207,7 +212,7 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
     if (inserted) {
       ReplaySource source;
       source.name = stream_key;
-      source.deployment = DeploymentFor(options, file, fallback);
+      source.deployment = DeploymentFor(options, deployment_from.get(), file, fallback);
       sources.push_back(std::move(source));
     }
     pieces[stream_key].emplace_back(key, file);

@@ -10,21 +10,6 @@
 namespace fingerprintd::source {
 namespace {
 
-class Collect final : public correlate::IncidentSink {
- public:
-  void OnIncident(const correlate::Incident& incident) override {
-    latest_[incident.incident_id] = incident;
-  }
-  std::vector<correlate::Incident> Incidents() const {
-    std::vector<correlate::Incident> out;
-    for (const auto& [id, incident] : latest_) out.push_back(incident);
-    return out;
-  }
-
- private:
-  std::map<std::string, correlate::Incident> latest_;
-};
-
 std::string Describe(const correlate::Incident& i) {
   std::ostringstream out;
   out << "{rule: " << i.rule->id << ", confidence: " << rules::ConfidenceName(i.confidence)
@@ -54,12 +39,12 @@ std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> r
   std::vector<RuleTestResult> results;
   for (const rules::Rule& rule : rules->rules()) {
     for (const rules::RuleTest& test : rule.tests) {
-      Collect collect;
+      correlate::LatestIncidents collect;
       NullPipelineEvents events;
       parse::ParserOptions options;
       options.current_year = current_year;
       ReplayText(test.log, rule.id + "/test", "rule-test", options, rules, events, collect);
-      std::vector<correlate::Incident> got = collect.Incidents();
+      std::vector<correlate::Incident> got = collect.Sorted();
       std::vector<bool> used(got.size(), false);
       std::vector<std::string> missing;
       for (const auto& e : test.expect) {

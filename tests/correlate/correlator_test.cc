@@ -245,12 +245,6 @@ TEST(Rfc3339Test, FormatsWholeAndFractionalSeconds) {
   EXPECT_EQ(FormatRfc3339(951782400LL * kSecond), "2000-02-29T00:00:00Z");
 }
 
-}  // namespace
-}  // namespace fingerprintd::correlate
-
-namespace fingerprintd::correlate {
-namespace {
-
 TEST_F(CorrelatorTest, RestartFromSavedStateContinuesTheSameIncident) {
   correlator_.OnFact(source_, "tensor_parallel_size", "2");
   correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
@@ -279,12 +273,6 @@ TEST_F(CorrelatorTest, MalformedStateIsADataLossError) {
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_EQ(correlator_.RestoreState("not json").code(), StatusCode::kDataLoss);
 }
-
-}  // namespace
-}  // namespace fingerprintd::correlate
-
-namespace fingerprintd::correlate {
-namespace {
 
 TEST_F(CorrelatorTest, ARankThatRestartedWithANewPidIsStillOneWorker) {
   correlator_.OnFact(source_, "tensor_parallel_size", "2");

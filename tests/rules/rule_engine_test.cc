@@ -92,12 +92,12 @@ class RuleEngineTest : public ::testing::Test {
   }
 
   void Traceback(std::vector<std::pair<std::string, std::string>> frames,
-                 const std::string& message, int64_t t) {
+                 const std::string& message, int64_t t, const std::string& type = "RuntimeError") {
     fingerprintd::Traceback tb;
     tb.worker = &worker_;
     ExceptionBlock block;
     for (auto& [file, function] : frames) block.frames.push_back(Frame{file, 1, function, ""});
-    block.type = "RuntimeError";
+    block.type = type;
     block.message = message;
     tb.blocks.push_back(block);
     tb.complete = true;
@@ -105,7 +105,7 @@ class RuleEngineTest : public ::testing::Test {
       Line(Level::kError, "  File \"" + f.file + "\", line 1, in " + f.function, t,
            LineKind::kFrame);
     }
-    Line(Level::kError, "RuntimeError: " + message, t, LineKind::kException);
+    Line(Level::kError, type + ": " + message, t, LineKind::kException);
     engine_.OnTraceback(tb);
   }
 
@@ -251,12 +251,6 @@ TEST(ModuleOfFileTest, StripsPackagesRootAndExtension) {
   EXPECT_EQ(ModuleOfFile("C:\\venv\\Lib\\site-packages\\torch\\nn\\module.py"), "torch.nn.module");
 }
 
-}  // namespace
-}  // namespace fingerprintd::rules
-
-namespace fingerprintd::rules {
-namespace {
-
 TEST_F(RuleEngineTest, RawOutputBetweenMessageSymptomAndTracebackDoesNotDecideIt) {
   Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
   Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
@@ -277,12 +271,6 @@ TEST_F(RuleEngineTest, TickDecidesAMessageSymptomWhoseTracebackNeverCame) {
   EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
 }
 
-}  // namespace
-}  // namespace fingerprintd::rules
-
-namespace fingerprintd::rules {
-namespace {
-
 TEST_F(RuleEngineTest, RepeatedMessageSymptomsAreSeparateHits) {
   Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
   Line(Level::kUnknown, "raw chatter", kT0);
@@ -300,22 +288,8 @@ TEST_F(RuleEngineTest, LaterLinesOfTheStreamExpireAWaitingMessageSymptom) {
   EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
 }
 
-}  // namespace
-}  // namespace fingerprintd::rules
-
-namespace fingerprintd::rules {
-namespace {
-
 TEST_F(RuleEngineTest, PastedExceptionOfAnotherTypeIsNotThisRule) {
-  fingerprintd::Traceback tb;
-  tb.worker = &worker_;
-  ExceptionBlock block;
-  block.type = "ValueError";
-  block.message = kSymptom;
-  tb.blocks.push_back(block);
-  tb.complete = true;
-  Line(Level::kError, "ValueError: " + kSymptom, kT0, LineKind::kException);
-  engine_.OnTraceback(tb);
+  Traceback({}, kSymptom, kT0, "ValueError");
   engine_.Finish();
   EXPECT_THAT(hits_.hits, IsEmpty());
 }

@@ -17,27 +17,7 @@ namespace fingerprintd::testing {
 inline std::string SourceDir() { return FINGERPRINTD_SOURCE_DIR; }
 inline std::string Golden(const std::string& name) { return SourceDir() + "/tests/golden/" + name; }
 
-class LatestIncidentSink final : public correlate::IncidentSink {
- public:
-  void OnIncident(const correlate::Incident& incident) override {
-    ++emissions_;
-    latest_[incident.incident_id] = incident;
-  }
-  std::vector<correlate::Incident> Sorted() const {
-    std::vector<correlate::Incident> out;
-    for (const auto& [id, incident] : latest_) out.push_back(incident);
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.first_seen_us, a.deployment, a.incident_id) <
-             std::tie(b.first_seen_us, b.deployment, b.incident_id);
-    });
-    return out;
-  }
-  int emissions() const { return emissions_; }
-
- private:
-  std::map<std::string, correlate::Incident> latest_;
-  int emissions_ = 0;
-};
+using LatestIncidentSink = correlate::LatestIncidents;
 
 inline std::shared_ptr<const rules::RuleSet> EmbeddedRules() {
   static std::shared_ptr<const rules::RuleSet> rules = [] {

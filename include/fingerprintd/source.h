@@ -94,6 +94,9 @@ Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEven
                  const LineCallback& on_line, ReplayStats* stats,
                  const ProgressCallback& on_chunk = nullptr, size_t chunk_bytes = 1 << 20);
 
+// The year of a file's modification time (UTC), or 0 when it cannot be read.
+int32_t FileMtimeYear(const std::string& path);
+
 // Replays every source through parse -> rules -> correlate into `sink`.
 Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,
               PipelineEvents& events, correlate::IncidentSink& sink, ReplayStats* stats);

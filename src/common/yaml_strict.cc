@@ -1,0 +1,166 @@
+#include "common/yaml_strict.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+namespace fingerprintd::yaml_strict {
+
+Status YamlErrors::Error(const YAML::Node& node, std::string_view field,
+                         std::string_view reason) const {
+  int line = node.IsDefined() ? node.Mark().line + 1 : 0;
+  return ErrorAt(line, field, reason);
+}
+
+Status YamlErrors::ErrorAt(int line, std::string_view field, std::string_view reason) const {
+  std::ostringstream out;
+  out << file_ << ":" << (line > 0 ? line : 1) << ": " << scope_ << field << ": " << reason;
+  return InvalidArgumentError(out.str());
+}
+
+std::string FieldName(std::string_view where, std::string_view key) {
+  if (where.empty()) return std::string(key);
+  return std::string(where) + "." + std::string(key);
+}
+
+Status ParseYamlText(const YamlErrors& errors, const std::string& text, YAML::Node* out) {
+  try {
+    *out = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return errors.ErrorAt(e.mark.line + 1, "yaml", e.msg);
+  }
+  return OkStatus();
+}
+
+Status CheckKeys(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
+                 std::initializer_list<std::string_view> allowed) {
+  if (!map.IsMap())
+    return errors.Error(map, where.empty() ? "(root)" : where, "expected a mapping");
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) return errors.Error(kv.first, where, "keys must be strings");
+    std::string key = kv.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      return errors.Error(kv.first, FieldName(where, key), "unknown key");
+    }
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// The node at map[key], or an undefined node; never throws (map is a mapping).
+YAML::Node Child(const YAML::Node& map, std::string_view key) {
+  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  return map[std::string(key)];
+}
+
+bool Absent(const YAML::Node& node) { return !node.IsDefined() || node.IsNull(); }
+
+}  // namespace
+
+Status GetString(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
+                 std::string_view key, bool required, std::string* out) {
+  YAML::Node node = Child(map, key);
+  std::string field = FieldName(where, key);
+  if (Absent(node)) {
+    if (required) return errors.Error(map, field, "missing required key");
+    return OkStatus();
+  }
+  if (!node.IsScalar()) return errors.Error(node, field, "expected a string");
+  *out = node.Scalar();
+  if (required && out->empty()) return errors.Error(node, field, "must not be empty");
+  return OkStatus();
+}
+
+Status GetStringList(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
+                     std::string_view key, bool required, std::vector<std::string>* out) {
+  YAML::Node node = Child(map, key);
+  std::string field = FieldName(where, key);
+  if (Absent(node)) {
+    if (required) return errors.Error(map, field, "missing required key");
+    return OkStatus();
+  }
+  if (node.IsScalar()) {
+    out->push_back(node.Scalar());
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) {
+      if (!item.IsScalar()) return errors.Error(item, field, "expected a string");
+      out->push_back(item.Scalar());
+    }
+  } else {
+    return errors.Error(node, field, "expected a list of strings");
+  }
+  if (required && out->empty()) return errors.Error(node, field, "must not be empty");
+  return OkStatus();
+}
+
+Status GetStringMap(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
+                    std::string_view key, std::map<std::string, std::string>* out) {
+  YAML::Node node = Child(map, key);
+  std::string field = FieldName(where, key);
+  if (Absent(node)) return OkStatus();
+  if (!node.IsMap()) return errors.Error(node, field, "expected a mapping of strings");
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar() || !kv.second.IsScalar()) {
+      return errors.Error(kv.first, field, "expected string keys and string values");
+    }
+    if (kv.first.Scalar().empty()) return errors.Error(kv.first, field, "empty key");
+    (*out)[kv.first.Scalar()] = kv.second.Scalar();
+  }
+  return OkStatus();
+}
+
+Status GetBool(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
+               std::string_view key, bool* out) {
+  YAML::Node node = Child(map, key);
+  if (Absent(node)) return OkStatus();
+  bool value = false;
+  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+    return errors.Error(node, FieldName(where, key), "expected true or false");
+  }
+  *out = value;
+  return OkStatus();
+}
+
+Status GetUint(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
+               std::string_view key, uint64_t max, uint64_t* out) {
+  YAML::Node node = Child(map, key);
+  if (Absent(node)) return OkStatus();
+  uint64_t value = 0;
+  const std::string text = node.IsScalar() ? node.Scalar() : "";
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > max) {
+    return errors.Error(node, FieldName(where, key),
+                        "expected an integer from 0 to " + std::to_string(max));
+  }
+  *out = value;
+  return OkStatus();
+}
+
+bool ParseDuration(std::string_view text, int64_t* out_us) {
+  int64_t value = 0;
+  std::string unit;
+  if (!RE2::FullMatch(text, R"((\d{1,9})(ms|s|m|h|d))", &value, &unit) || value <= 0) return false;
+  int64_t scale = unit == "ms"  ? 1000
+                  : unit == "s" ? 1'000'000
+                  : unit == "m" ? 60'000'000
+                  : unit == "h" ? 3'600'000'000LL
+                                : 86'400'000'000LL;
+  *out_us = value * scale;
+  return true;
+}
+
+Status GetDuration(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
+                   std::string_view key, int64_t* out_us) {
+  YAML::Node node = Child(map, key);
+  if (Absent(node)) return OkStatus();
+  if (!node.IsScalar() || !ParseDuration(node.Scalar(), out_us)) {
+    return errors.Error(node, FieldName(where, key),
+                        "expected a positive duration such as 500ms, 30s, 10m, 2h or 1d");
+  }
+  return OkStatus();
+}
+
+}  // namespace fingerprintd::yaml_strict

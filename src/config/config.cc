@@ -1,0 +1,381 @@
+// The config adapter: yaml-cpp through common/yaml_strict, all-or-nothing,
+// every error `file:line: key: reason`.
+#include "config/config.h"
+
+#include <re2/re2.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/yaml_strict.h"
+
+namespace fingerprintd::config {
+
+using yaml_strict::CheckKeys;
+using yaml_strict::FieldName;
+using yaml_strict::GetBool;
+using yaml_strict::GetDuration;
+using yaml_strict::GetString;
+using yaml_strict::GetStringList;
+using yaml_strict::GetStringMap;
+using yaml_strict::GetUint;
+using yaml_strict::YamlErrors;
+
+std::string_view SourceTypeName(SourceType type) {
+  switch (type) {
+    case SourceType::kFile:
+      return "file";
+    case SourceType::kTcp:
+      return "tcp";
+    case SourceType::kUnix:
+      return "unix";
+    case SourceType::kStdin:
+      return "stdin";
+  }
+  return "?";
+}
+
+Status CheckListenAddress(const std::string& address) {
+  std::string host;
+  int port = -1;
+  if (!RE2::FullMatch(address, R"((\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5}))", &host, &port) ||
+      port > 65535) {
+    return InvalidArgumentError("expected host:port (e.g. 127.0.0.1:9464), got '" + address + "'");
+  }
+  return OkStatus();
+}
+
+namespace {
+
+constexpr uint64_t kMaxLineBytesCap = 256ull << 20;
+
+Status CheckLabelKey(const YamlErrors& errors, const YAML::Node& node, const std::string& field,
+                     const std::string& key) {
+  if (!RE2::FullMatch(key, "[A-Za-z_][A-Za-z0-9_]*")) {
+    return errors.Error(node, field, "label name '" + key + "' must match [A-Za-z_][A-Za-z0-9_]*");
+  }
+  return OkStatus();
+}
+
+// An RE2 with at least one capture group (they name the deployment).
+std::string DeploymentFromProblem(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  RE2 re(pattern, options);
+  if (!re.ok()) return "invalid RE2 pattern: " + re.error();
+  if (re.NumberOfCapturingGroups() < 1) return "needs a capture group (it names the deployment)";
+  return "";
+}
+
+Status ParseFileSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
+                       SourceConfig* out) {
+  if (Status s = CheckKeys(errors, node, where,
+                           {"type", "paths", "exclude", "ignore_older", "format", "start_at",
+                            "labels", "deployment_from"});
+      !s.ok())
+    return s;
+  if (Status s = GetStringList(errors, node, where, "paths", true, &out->paths); !s.ok()) return s;
+  for (const std::string& p : out->paths) {
+    if (p.empty()) return errors.Error(node["paths"], FieldName(where, "paths"), "empty path");
+  }
+  if (Status s = GetStringList(errors, node, where, "exclude", false, &out->exclude); !s.ok())
+    return s;
+  if (Status s = GetDuration(errors, node, where, "ignore_older", &out->ignore_older_us); !s.ok())
+    return s;
+  std::string format = "auto";
+  if (Status s = GetString(errors, node, where, "format", false, &format); !s.ok()) return s;
+  if (!parse::ParseEnvelopeName(format, &out->format)) {
+    return errors.Error(
+        node["format"], FieldName(where, "format"),
+        "expected auto, plain, cri, docker, journald or compose, got '" + format + "'");
+  }
+  std::string start_at = "end";
+  if (Status s = GetString(errors, node, where, "start_at", false, &start_at); !s.ok()) return s;
+  if (start_at == "end") {
+    out->start_at = StartAt::kEnd;
+  } else if (start_at == "beginning") {
+    out->start_at = StartAt::kBeginning;
+  } else {
+    return errors.Error(node["start_at"], FieldName(where, "start_at"),
+                        "expected end or beginning, got '" + start_at + "'");
+  }
+  if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
+  for (const auto& [key, value] : out->labels) {
+    if (Status s = CheckLabelKey(errors, node["labels"], FieldName(where, "labels"), key); !s.ok())
+      return s;
+  }
+  if (Status s = GetString(errors, node, where, "deployment_from", false, &out->deployment_from);
+      !s.ok())
+    return s;
+  if (!out->deployment_from.empty()) {
+    std::string problem = DeploymentFromProblem(out->deployment_from);
+    if (!problem.empty()) {
+      return errors.Error(node["deployment_from"], FieldName(where, "deployment_from"), problem);
+    }
+  }
+  return OkStatus();
+}
+
+Status ParseFraming(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
+                    SourceConfig* out) {
+  if (Status s = GetString(errors, node, where, "framing", false, &out->framing); !s.ok()) return s;
+  if (out->framing != "lines" && out->framing != "jsonl") {
+    return errors.Error(node["framing"], FieldName(where, "framing"),
+                        "expected lines or jsonl, got '" + out->framing + "'");
+  }
+  return OkStatus();
+}
+
+Status ParseSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
+                   SourceConfig* out) {
+  if (!node.IsMap()) return errors.Error(node, where, "expected a mapping");
+  out->line = node.Mark().line + 1;
+  std::string type;
+  if (Status s = GetString(errors, node, where, "type", true, &type); !s.ok()) return s;
+  if (type == "file") {
+    out->type = SourceType::kFile;
+    return ParseFileSource(errors, node, where, out);
+  }
+  if (type == "tcp") {
+    out->type = SourceType::kTcp;
+    if (Status s = CheckKeys(errors, node, where, {"type", "listen", "framing", "labels"}); !s.ok())
+      return s;
+    out->listen = "127.0.0.1:5170";
+    if (Status s = GetString(errors, node, where, "listen", false, &out->listen); !s.ok()) return s;
+    if (Status s = CheckListenAddress(out->listen); !s.ok()) {
+      return errors.Error(node["listen"], FieldName(where, "listen"), s.message());
+    }
+    if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
+    return ParseFraming(errors, node, where, out);
+  }
+  if (type == "unix") {
+    out->type = SourceType::kUnix;
+    if (Status s = CheckKeys(errors, node, where, {"type", "path", "framing", "labels"}); !s.ok())
+      return s;
+    if (Status s = GetString(errors, node, where, "path", true, &out->path); !s.ok()) return s;
+    if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
+    return ParseFraming(errors, node, where, out);
+  }
+  if (type == "stdin") {
+    out->type = SourceType::kStdin;
+    if (Status s = CheckKeys(errors, node, where, {"type", "format", "labels"}); !s.ok()) return s;
+    std::string format = "auto";
+    if (Status s = GetString(errors, node, where, "format", false, &format); !s.ok()) return s;
+    if (!parse::ParseEnvelopeName(format, &out->format)) {
+      return errors.Error(node["format"], FieldName(where, "format"),
+                          "expected auto, plain, cri, docker, journald or compose");
+    }
+    return GetStringMap(errors, node, where, "labels", &out->labels);
+  }
+  return errors.Error(node["type"], FieldName(where, "type"),
+                      "expected file, tcp, unix or stdin, got '" + type + "'");
+}
+
+// Reads `key: {sub: scalar}` sections such as `http: {listen: ...}`; *out is
+// left null (IsMap() false) when the section is absent.
+Status ParseSection(const YamlErrors& errors, const YAML::Node& root, const std::string& key,
+                    std::initializer_list<std::string_view> allowed, YAML::Node* out) {
+  YAML::Node node = root[key];
+  if (!node.IsDefined() || node.IsNull()) return OkStatus();
+  if (Status s = CheckKeys(errors, node, key, allowed); !s.ok()) return s;
+  *out = node;
+  return OkStatus();
+}
+
+Status ParseTailer(const YamlErrors& errors, const YAML::Node& root, TailerConfig* out) {
+  YAML::Node node;
+  if (Status s = ParseSection(errors, root, "tailer",
+                              {"inotify", "poll_interval", "rescan_interval",
+                               "partial_line_timeout", "max_line_bytes", "max_files"},
+                              &node);
+      !s.ok())
+    return s;
+  if (!node.IsMap()) return OkStatus();
+  if (Status s = GetBool(errors, node, "tailer", "inotify", &out->inotify); !s.ok()) return s;
+  if (Status s = GetDuration(errors, node, "tailer", "poll_interval", &out->poll_interval_us);
+      !s.ok())
+    return s;
+  if (Status s = GetDuration(errors, node, "tailer", "rescan_interval", &out->rescan_interval_us);
+      !s.ok())
+    return s;
+  if (Status s = GetDuration(errors, node, "tailer", "partial_line_timeout",
+                             &out->partial_line_timeout_us);
+      !s.ok())
+    return s;
+  if (Status s =
+          GetUint(errors, node, "tailer", "max_line_bytes", kMaxLineBytesCap, &out->max_line_bytes);
+      !s.ok())
+    return s;
+  if (out->max_line_bytes < 1024) {
+    return errors.Error(node["max_line_bytes"], "tailer.max_line_bytes", "must be at least 1024");
+  }
+  if (Status s = GetUint(errors, node, "tailer", "max_files", 1'000'000, &out->max_files); !s.ok())
+    return s;
+  if (out->max_files == 0)
+    return errors.Error(node["max_files"], "tailer.max_files", "must be > 0");
+  return OkStatus();
+}
+
+Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig* out) {
+  if (!root.IsDefined() || root.IsNull()) {
+    return errors.ErrorAt(1, "sources", "empty config: at least one source is needed");
+  }
+  if (Status s = CheckKeys(errors, root, "",
+                           {"rules", "sources", "checkpoint_dir", "checkpoint_interval", "http",
+                            "incidents", "alertmanager", "correlation", "log", "tailer"});
+      !s.ok())
+    return s;
+  if (Status s = GetString(errors, root, "", "rules", false, &out->rules_dir); !s.ok()) return s;
+
+  YAML::Node sources = root["sources"];
+  if (!sources.IsDefined() || sources.IsNull()) {
+    return errors.Error(root, "sources", "missing required key");
+  }
+  if (!sources.IsSequence() || sources.size() == 0) {
+    return errors.Error(sources, "sources", "expected a non-empty list of sources");
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    SourceConfig source;
+    if (Status s = ParseSource(errors, sources[i], "sources[" + std::to_string(i) + "]", &source);
+        !s.ok())
+      return s;
+    out->sources.push_back(std::move(source));
+  }
+
+  if (Status s = GetString(errors, root, "", "checkpoint_dir", false, &out->checkpoint_dir);
+      !s.ok())
+    return s;
+  if (Status s = GetDuration(errors, root, "", "checkpoint_interval", &out->checkpoint_interval_us);
+      !s.ok())
+    return s;
+
+  // One fresh Node per section: assigning to a bound YAML::Node would
+  // overwrite the node it refers to inside the tree.
+  YAML::Node http;
+  if (Status s = ParseSection(errors, root, "http", {"listen"}, &http); !s.ok()) return s;
+  if (http.IsMap()) {
+    if (Status s = GetString(errors, http, "http", "listen", false, &out->http_listen); !s.ok())
+      return s;
+    if (Status s = CheckListenAddress(out->http_listen); !s.ok()) {
+      return errors.Error(http["listen"], "http.listen", s.message());
+    }
+  }
+  YAML::Node incidents;
+  if (Status s = ParseSection(errors, root, "incidents", {"path"}, &incidents); !s.ok()) return s;
+  if (incidents.IsMap()) {
+    if (Status s = GetString(errors, incidents, "incidents", "path", true, &out->incidents_path);
+        !s.ok())
+      return s;
+  }
+  YAML::Node node;
+  if (Status s = ParseSection(errors, root, "alertmanager", {"url"}, &node); !s.ok()) return s;
+  if (node.IsMap()) {
+    if (Status s = GetString(errors, node, "alertmanager", "url", true, &out->alertmanager_url);
+        !s.ok())
+      return s;
+    if (!RE2::FullMatch(out->alertmanager_url, R"(https?://[^/\s]+(/\S*)?)")) {
+      return errors.Error(node["url"], "alertmanager.url",
+                          "expected http://host:port[/path], got '" + out->alertmanager_url + "'");
+    }
+  }
+  YAML::Node correlation;
+  if (Status s = ParseSection(errors, root, "correlation", {"window"}, &correlation); !s.ok())
+    return s;
+  if (correlation.IsMap()) {
+    if (Status s =
+            GetDuration(errors, correlation, "correlation", "window", &out->correlation_window_us);
+        !s.ok())
+      return s;
+  }
+  YAML::Node log;
+  if (Status s = ParseSection(errors, root, "log", {"level", "format"}, &log); !s.ok()) return s;
+  if (log.IsMap()) {
+    if (Status s = GetString(errors, log, "log", "level", false, &out->log_level); !s.ok())
+      return s;
+    if (!RE2::FullMatch(out->log_level, "trace|debug|info|warn|error|critical|off")) {
+      return errors.Error(log["level"], "log.level",
+                          "expected trace, debug, info, warn, error, critical or off");
+    }
+    if (Status s = GetString(errors, log, "log", "format", false, &out->log_format); !s.ok())
+      return s;
+    if (out->log_format != "text" && out->log_format != "json") {
+      return errors.Error(log["format"], "log.format", "expected text or json");
+    }
+  }
+  return ParseTailer(errors, root, &out->tailer);
+}
+
+}  // namespace
+
+StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text) {
+  YamlErrors errors(file);
+  YAML::Node root;
+  if (Status s = yaml_strict::ParseYamlText(errors, text, &root); !s.ok()) return s;
+  DaemonConfig config;
+  config.file = file;
+  try {
+    if (Status s = ParseRoot(errors, root, &config); !s.ok()) return s;
+  } catch (const YAML::Exception& e) {
+    return errors.ErrorAt(e.mark.line + 1, "yaml", e.msg);
+  }
+  return config;
+}
+
+StatusOr<DaemonConfig> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(path + ": cannot read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseConfig(path, text.str());
+}
+
+StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
+  DaemonConfig config;
+  config.rules_dir = flags.rules_dir;
+  config.checkpoint_dir = flags.checkpoint_dir;
+  config.incidents_path = flags.incidents.empty() ? "-" : flags.incidents;
+  SourceConfig source;
+  if (flags.paths.empty()) return InvalidArgumentError("PATH-OR-GLOB: at least one is needed");
+  bool stdin_path = false;
+  for (const std::string& path : flags.paths) {
+    if (path == "-") {
+      stdin_path = true;
+    } else if (path.empty()) {
+      return InvalidArgumentError("PATH-OR-GLOB: empty path");
+    }
+  }
+  if (stdin_path && flags.paths.size() > 1) {
+    return InvalidArgumentError("PATH-OR-GLOB: '-' (stdin) cannot be mixed with files");
+  }
+  source.type = stdin_path ? SourceType::kStdin : SourceType::kFile;
+  if (!stdin_path) source.paths = flags.paths;
+  for (const std::string& label : flags.labels) {
+    size_t eq = label.find('=');
+    std::string key = label.substr(0, eq);
+    if (eq == std::string::npos || !RE2::FullMatch(key, "[A-Za-z_][A-Za-z0-9_]*")) {
+      return InvalidArgumentError("--label: expected key=value, got '" + label + "'");
+    }
+    source.labels[key] = label.substr(eq + 1);
+  }
+  if (!flags.deployment_from.empty()) {
+    std::string problem = DeploymentFromProblem(flags.deployment_from);
+    if (!problem.empty()) return InvalidArgumentError("--deployment-from: " + problem);
+    source.deployment_from = flags.deployment_from;
+  }
+  if (flags.start_at == "end") {
+    source.start_at = StartAt::kEnd;
+  } else if (flags.start_at == "beginning") {
+    source.start_at = StartAt::kBeginning;
+  } else {
+    return InvalidArgumentError("--start-at: expected end or beginning, got '" + flags.start_at +
+                                "'");
+  }
+  if (!parse::ParseEnvelopeName(flags.format, &source.format)) {
+    return InvalidArgumentError(
+        "--input-format: expected auto, plain, cri, docker, journald or compose");
+  }
+  config.sources.push_back(std::move(source));
+  return config;
+}
+
+}  // namespace fingerprintd::config

@@ -1,0 +1,122 @@
+// The daemon's configuration: `fingerprintd run --config FILE`, the one-source
+// form `fingerprintd run [flags] PATH-OR-GLOB...`, and `fingerprintd config
+// check FILE`. DESIGN.md §6 lists the keys that are the contract; the extra
+// keys below (log, tailer, checkpoint_interval) are ours.
+//
+//   rules: /etc/fingerprintd/rules        # default: the pack embedded in the binary
+//   sources:
+//     - type: file                         # file | tcp | unix | stdin
+//       paths: ["/var/log/pods/*/vllm/*.log"]   # globs; `**` crosses directories
+//       exclude: ["*.gz"]                  # globs on the whole path or the file name
+//       ignore_older: 24h                  # files not modified for this long are not opened
+//       format: auto                       # auto | plain | cri | docker | journald | compose
+//       start_at: end                      # end | beginning, for files never seen before
+//       labels: {deployment: llama-70b}    # static labels
+//       deployment_from: '/var/log/pods/[^_]+_([^_]+)-[0-9a-z]+-[0-9a-z]+_'
+//     - type: tcp                          # parsed and checked; served by issue 10
+//       listen: 127.0.0.1:5170             # default 127.0.0.1:5170
+//       framing: lines                     # lines | jsonl
+//     - type: unix
+//       path: /run/fingerprintd/ingest.sock
+//       framing: jsonl
+//   checkpoint_dir: /var/lib/fingerprintd   # default: none (no checkpoints; warned)
+//   checkpoint_interval: 5s
+//   http: {listen: 127.0.0.1:9464}
+//   incidents: {path: "-"}                 # "-" = stdout, else a JSONL file (appended)
+//   alertmanager: {url: http://127.0.0.1:9093}
+//   correlation: {window: 120s}            # default: each rule's own window
+//   log: {level: info, format: text}       # stderr; level trace..error, format text | json
+//   tailer:
+//     inotify: true                        # false: poll only
+//     poll_interval: 1s                    # reads of every open file without inotify
+//     rescan_interval: 10s                 # glob rescans (files that appear)
+//     partial_line_timeout: 5s             # a line without '\n' waits this long (wall time)
+//     max_line_bytes: 1048576              # longer lines are truncated and counted
+//     max_files: 10000                     # files tailed at once; beyond: not opened, counted
+//
+// Every default binds to loopback. Unknown keys are errors. Every error is one
+// line, `file:line: key: reason` (key as a dotted path, e.g.
+// `sources[0].start_at`), the format `config check` prints.
+//
+// Threading: values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fingerprintd/parse.h"
+#include "fingerprintd/status.h"
+
+namespace fingerprintd::config {
+
+enum class SourceType : uint8_t { kFile = 0, kTcp, kUnix, kStdin };
+std::string_view SourceTypeName(SourceType type);
+
+enum class StartAt : uint8_t { kEnd = 0, kBeginning };
+
+struct SourceConfig {
+  SourceType type = SourceType::kFile;
+  int line = 0;  // where it is in the config file, for messages
+  // file
+  std::vector<std::string> paths;
+  std::vector<std::string> exclude;
+  int64_t ignore_older_us = 0;  // 0 = open whatever its age
+  parse::Envelope format = parse::Envelope::kAuto;
+  StartAt start_at = StartAt::kEnd;
+  std::map<std::string, std::string> labels;
+  std::string deployment_from;  // RE2 with at least one capture group
+  // tcp / unix
+  std::string listen;             // tcp: host:port
+  std::string path;               // unix: socket path
+  std::string framing = "lines";  // lines | jsonl
+};
+
+struct TailerConfig {
+  bool inotify = true;
+  int64_t poll_interval_us = 1'000'000;
+  int64_t rescan_interval_us = 10'000'000;
+  int64_t partial_line_timeout_us = 5'000'000;
+  uint64_t max_line_bytes = 1 << 20;
+  uint64_t max_files = 10'000;
+};
+
+struct DaemonConfig {
+  std::string file;       // the config file, "" for the command-line form
+  std::string rules_dir;  // "" = the embedded pack
+  std::vector<SourceConfig> sources;
+  std::string checkpoint_dir;  // "" = no checkpoints
+  int64_t checkpoint_interval_us = 5'000'000;
+  std::string http_listen = "127.0.0.1:9464";
+  std::string incidents_path = "-";
+  std::string alertmanager_url;
+  int64_t correlation_window_us = 0;  // 0 = each rule's window
+  std::string log_level = "info";
+  std::string log_format = "text";
+  TailerConfig tailer;
+};
+
+// Parses a config text; `file` names it in errors.
+StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text);
+// Reads and parses a config file (NotFoundError when it cannot be read).
+StatusOr<DaemonConfig> LoadConfigFile(const std::string& path);
+
+// The command-line form: one source over `paths` (globs; "-" = stdin).
+struct RunFlags {
+  std::string rules_dir;
+  std::vector<std::string> labels;  // "k=v"
+  std::string deployment_from;
+  std::string checkpoint_dir;
+  std::string incidents = "-";
+  std::string start_at = "end";
+  std::string format = "auto";
+  std::vector<std::string> paths;
+};
+// Builds the one-source config; errors name the flag (`--label: ...`).
+StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags);
+
+// "127.0.0.1:9464", "[::1]:9464", "localhost:0" -> ok; the rest: a reason.
+Status CheckListenAddress(const std::string& address);
+
+}  // namespace fingerprintd::config

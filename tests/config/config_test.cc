@@ -1,0 +1,187 @@
+// The config contract: DESIGN.md §6 keys, loopback defaults, and one
+// `file:line: key: reason` error for each way a config can be wrong.
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace fingerprintd::config {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kDesignExample = R"(rules: /etc/fingerprintd/rules
+sources:
+  - type: file
+    paths: ["/var/log/pods/*/vllm/*.log"]
+    exclude: ["*.gz"]
+    ignore_older: 24h
+    format: auto
+    start_at: end
+    labels: {deployment: llama-70b}
+    deployment_from: '/var/log/pods/[^_]+_([^_]+)-[0-9a-z]+-[0-9a-z]+_'
+  - type: tcp
+    listen: 127.0.0.1:5170
+    framing: lines
+  - type: unix
+    path: /run/fingerprintd/ingest.sock
+    framing: jsonl
+checkpoint_dir: /var/lib/fingerprintd
+http: {listen: 127.0.0.1:9464}
+incidents: {path: "-"}
+alertmanager: {url: http://127.0.0.1:9093}
+correlation: {window: 120s}
+)";
+
+std::string ErrorOf(const std::string& text) {
+  auto config = ParseConfig("f.yaml", text);
+  return config.ok() ? "(ok)" : config.status().message();
+}
+
+TEST(ConfigTest, TheDesignExampleLoadsWithEveryKey) {
+  auto config = ParseConfig("f.yaml", kDesignExample);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->rules_dir, "/etc/fingerprintd/rules");
+  ASSERT_EQ(config->sources.size(), 3u);
+  const SourceConfig& file = config->sources[0];
+  EXPECT_EQ(file.type, SourceType::kFile);
+  EXPECT_EQ(file.line, 3);
+  EXPECT_EQ(file.paths, std::vector<std::string>{"/var/log/pods/*/vllm/*.log"});
+  EXPECT_EQ(file.exclude, std::vector<std::string>{"*.gz"});
+  EXPECT_EQ(file.ignore_older_us, 24LL * 3600 * 1'000'000);
+  EXPECT_EQ(file.start_at, StartAt::kEnd);
+  EXPECT_EQ(file.labels.at("deployment"), "llama-70b");
+  EXPECT_EQ(config->sources[1].type, SourceType::kTcp);
+  EXPECT_EQ(config->sources[1].listen, "127.0.0.1:5170");
+  EXPECT_EQ(config->sources[2].type, SourceType::kUnix);
+  EXPECT_EQ(config->sources[2].framing, "jsonl");
+  EXPECT_EQ(config->checkpoint_dir, "/var/lib/fingerprintd");
+  EXPECT_EQ(config->http_listen, "127.0.0.1:9464");
+  EXPECT_EQ(config->incidents_path, "-");
+  EXPECT_EQ(config->alertmanager_url, "http://127.0.0.1:9093");
+  EXPECT_EQ(config->correlation_window_us, 120'000'000);
+}
+
+TEST(ConfigTest, EveryDefaultBindsToLoopback) {
+  auto config = ParseConfig("f.yaml", "sources:\n  - type: tcp\n  - type: file\n    paths: [x]\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->http_listen, "127.0.0.1:9464");
+  EXPECT_EQ(config->sources[0].listen, "127.0.0.1:5170");
+  EXPECT_EQ(config->sources[1].start_at, StartAt::kEnd);
+  EXPECT_EQ(config->incidents_path, "-");
+  EXPECT_TRUE(config->alertmanager_url.empty());
+}
+
+TEST(ConfigTest, AnUnknownKeyIsAnErrorNamingItsLineAndPath) {
+  EXPECT_EQ(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    start_from: end\n"),
+            "f.yaml:4: sources[0].start_from: unknown key");
+  EXPECT_EQ(ErrorOf("sources:\n  - type: file\n    paths: [x]\nhttp:\n  lisen: 1.2.3.4:1\n"),
+            "f.yaml:5: http.lisen: unknown key");
+  EXPECT_EQ(ErrorOf("colour: blue\nsources:\n  - {type: file, paths: [x]}\n"),
+            "f.yaml:1: colour: unknown key");
+}
+
+TEST(ConfigTest, BadValuesAreErrorsNamingTheKey) {
+  EXPECT_EQ(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    start_at: middle\n"),
+            "f.yaml:4: sources[0].start_at: expected end or beginning, got 'middle'");
+  EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    format: xml\n"),
+              HasSubstr("f.yaml:4: sources[0].format: expected auto, plain"));
+  EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    ignore_older: soon\n"),
+              HasSubstr("f.yaml:4: sources[0].ignore_older: expected a positive duration"));
+  EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    deployment_from: '('\n"),
+              HasSubstr("f.yaml:4: sources[0].deployment_from: invalid RE2 pattern"));
+  EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    deployment_from: 'pods'\n"),
+              HasSubstr("sources[0].deployment_from: needs a capture group"));
+  EXPECT_THAT(ErrorOf("sources:\n  - type: tcp\n    listen: everywhere\n"),
+              HasSubstr("f.yaml:3: sources[0].listen: expected host:port"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x]}\nhttp: {listen: ':99999'}\n"),
+              HasSubstr("f.yaml:3: http.listen: expected host:port"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: pipe}\n"),
+              HasSubstr("f.yaml:2: sources[0].type: expected file, tcp, unix or stdin"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x]}\nalertmanager: {url: am:9093}\n"),
+              HasSubstr("f.yaml:3: alertmanager.url: expected http://"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x]}\ntailer: {max_line_bytes: 12}\n"),
+              HasSubstr("f.yaml:3: tailer.max_line_bytes: must be at least 1024"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x], labels: {'a-b': c}}\n"),
+              HasSubstr("sources[0].labels: label name 'a-b'"));
+}
+
+TEST(ConfigTest, MissingSourcesOrPathsAreErrors) {
+  EXPECT_THAT(ErrorOf(""), HasSubstr("f.yaml:1: sources: empty config"));
+  EXPECT_THAT(ErrorOf("rules: /x\n"), HasSubstr("f.yaml:1: sources: missing required key"));
+  EXPECT_THAT(ErrorOf("sources: []\n"), HasSubstr("sources: expected a non-empty list"));
+  EXPECT_THAT(ErrorOf("sources:\n  - type: file\n"),
+              HasSubstr("f.yaml:2: sources[0].paths: missing required key"));
+  EXPECT_THAT(ErrorOf("sources:\n  - paths: [x]\n"),
+              HasSubstr("f.yaml:2: sources[0].type: missing required key"));
+}
+
+TEST(ConfigTest, AYamlSyntaxErrorNamesItsLine) {
+  EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x\n"), HasSubstr("f.yaml:"));
+  EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x\n"), HasSubstr(": yaml: "));
+}
+
+TEST(ConfigTest, OurOwnKeysHaveDefaultsAndBounds) {
+  auto config = ParseConfig("f.yaml",
+                            "sources: [{type: file, paths: [x]}]\n"
+                            "log: {level: debug, format: json}\n"
+                            "tailer: {inotify: false, poll_interval: 250ms, max_files: 5}\n"
+                            "checkpoint_interval: 2s\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->log_level, "debug");
+  EXPECT_EQ(config->log_format, "json");
+  EXPECT_FALSE(config->tailer.inotify);
+  EXPECT_EQ(config->tailer.poll_interval_us, 250'000);
+  EXPECT_EQ(config->tailer.max_files, 5u);
+  EXPECT_EQ(config->tailer.rescan_interval_us, 10'000'000);
+  EXPECT_EQ(config->checkpoint_interval_us, 2'000'000);
+}
+
+TEST(ConfigTest, TheCommandLineFormIsAOneSourceConfig) {
+  RunFlags flags;
+  flags.labels = {"deployment=llama", "cluster=prod"};
+  flags.paths = {"/var/log/a.log", "/var/log/pods/**/*.log"};
+  flags.start_at = "beginning";
+  flags.checkpoint_dir = "/tmp/ck";
+  auto config = ConfigFromFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  ASSERT_EQ(config->sources.size(), 1u);
+  EXPECT_EQ(config->sources[0].type, SourceType::kFile);
+  EXPECT_EQ(config->sources[0].paths, flags.paths);
+  EXPECT_EQ(config->sources[0].labels.at("deployment"), "llama");
+  EXPECT_EQ(config->sources[0].labels.at("cluster"), "prod");
+  EXPECT_EQ(config->sources[0].start_at, StartAt::kBeginning);
+  EXPECT_EQ(config->checkpoint_dir, "/tmp/ck");
+  EXPECT_EQ(config->http_listen, "127.0.0.1:9464");
+}
+
+TEST(ConfigTest, TheCommandLineFormRejectsBadFlagsNamingThem) {
+  RunFlags flags;
+  flags.paths = {"x.log"};
+  flags.labels = {"novalue"};
+  EXPECT_THAT(ConfigFromFlags(flags).status().message(), HasSubstr("--label: expected key=value"));
+  flags.labels.clear();
+  flags.start_at = "now";
+  EXPECT_THAT(ConfigFromFlags(flags).status().message(), HasSubstr("--start-at"));
+  flags.start_at = "end";
+  flags.deployment_from = "(";
+  EXPECT_THAT(ConfigFromFlags(flags).status().message(), HasSubstr("--deployment-from: invalid"));
+  flags.deployment_from.clear();
+  flags.paths = {"-", "x.log"};
+  EXPECT_THAT(ConfigFromFlags(flags).status().message(), HasSubstr("cannot be mixed"));
+  flags.paths = {"-"};
+  auto stdin_config = ConfigFromFlags(flags);
+  ASSERT_TRUE(stdin_config.ok());
+  EXPECT_EQ(stdin_config->sources[0].type, SourceType::kStdin);
+}
+
+TEST(ConfigTest, ListenAddressesAcceptHostPortForms) {
+  EXPECT_TRUE(CheckListenAddress("127.0.0.1:9464").ok());
+  EXPECT_TRUE(CheckListenAddress("[::1]:0").ok());
+  EXPECT_TRUE(CheckListenAddress("localhost:80").ok());
+  EXPECT_FALSE(CheckListenAddress("9464").ok());
+  EXPECT_FALSE(CheckListenAddress("127.0.0.1:70000").ok());
+}
+
+}  // namespace
+}  // namespace fingerprintd::config

@@ -43,9 +43,21 @@ struct IncidentEvidence {
   std::string text;
 };
 
+// Why an incident ended.
+enum class CloseReason : uint8_t {
+  kNone = 0,    // still open
+  kWindowOver,  // no hit for a window after its last one
+  kResolved,    // the deployment restarted healthy after it (a new start-up of its workers)
+  kEvicted,     // the open-incident cap was hit; the oldest was closed early
+  kEndOfInput,  // Finish(): replay ended, or the daemon stopped
+};
+std::string_view CloseReasonName(CloseReason reason);  // "window_over", "resolved", ...
+
 struct Incident {
   std::string incident_id;
-  const rules::Rule* rule = nullptr;
+  // The rule, kept alive with the pack it came from (aliasing shared_ptr), so
+  // an incident outlives a rule reload.
+  std::shared_ptr<const rules::Rule> rule;
   std::string deployment;
   std::map<std::string, std::string> labels;  // static labels of the deployment's sources
   rules::Confidence confidence = rules::Confidence::kPartial;
@@ -64,12 +76,23 @@ struct Incident {
   std::string exception;              // root exception line of the first hit
   std::string traceback_fingerprint;  // most common fingerprint over workers
   int revision = 0;                   // 1 when first emitted, +1 per update
+  uint64_t hits = 0;                  // rule hits folded into it (evidence keeps a sample)
+  CloseReason closed = CloseReason::kNone;
 };
+
+// What happened to an incident. Every incident is opened once, updated any
+// number of times (a later worker, more evidence; revision + 1 each time) and
+// closed once with its reason; a closed incident is never reopened (a later
+// failure is a new incident). An incident suppressed before it was ever
+// opened (a catch-all or re-raise covered by a real fingerprint) is never seen.
+enum class IncidentChange : uint8_t { kOpened = 0, kUpdated, kClosed };
+std::string_view IncidentChangeName(IncidentChange change);  // "opened", "updated", "closed"
 
 class IncidentSink {
  public:
   virtual ~IncidentSink() = default;
-  virtual void OnIncident(const Incident& incident) = 0;
+  // `incident.closed` is set on kClosed; `incident` is valid for the call only.
+  virtual void OnIncident(IncidentChange change, const Incident& incident) = 0;
 };
 
 // Keeps the latest revision of every incident, for callers that report final
@@ -77,9 +100,9 @@ class IncidentSink {
 // id — a stable order for byte-identical output. Single-threaded.
 class LatestIncidents final : public IncidentSink {
  public:
-  void OnIncident(const Incident& incident) override;
+  void OnIncident(IncidentChange change, const Incident& incident) override;
   std::vector<Incident> Sorted() const;
-  int emissions() const { return emissions_; }  // OnIncident calls, updates included
+  int emissions() const { return emissions_; }  // opened + updated calls
 
  private:
   std::map<std::string, Incident> latest_;
@@ -110,9 +133,15 @@ class Correlator final : public rules::HitSink {
   void OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) override;
   void OnWorkerRank(uint32_t source_id, const WorkerInfo& worker) override;
 
-  // Emits incidents whose window ended before now_us (event time).
+  // Emits the changes of incidents whose window ended before now_us (event
+  // time) and closes (kWindowOver) those idle for two windows: until then a
+  // late worker still joins the same incident.
   void Advance(int64_t now_us);
-  // Emits every incident still open (end of input).
+  // The same for the incidents of one deployment only (each deployment's
+  // event clock is its own: the Pipeline's watermark).
+  void AdvanceDeployment(const std::string& deployment, int64_t now_us);
+  // Emits the last change of every incident still open and closes it
+  // (kEndOfInput).
   void Finish();
 
   // Serialises deployments, facts and open incidents (versioned JSON). The

@@ -87,6 +87,9 @@ class SourceParser {
 
   // Feeds one physical line without its '\n'. Never throws.
   void Feed(std::string_view line);
+  // The next line fed starts at byte `offset` and has `lines_before` lines
+  // before it (a restart at a checkpoint, or a gap in the input).
+  void Seek(uint64_t offset, uint64_t lines_before);
   // Flushes open tracebacks idle since before now_us - traceback_timeout_us,
   // and emits a finished traceback still waiting for a possible chained or
   // Ray-remote continuation once now_us has moved past its last line.

@@ -123,7 +123,7 @@ struct Correlator::Impl {
   OpenIncident* Open(Deployment* d, const RuleHit& hit) {
     if (open.size() >= options.max_open_incidents) {
       events.LineDropped(DropReason::kStateEvicted);
-      EmitAndClose(0);
+      CloseOldest();
     }
     auto inc = std::make_unique<OpenIncident>();
     inc->rule = hit.rule;
@@ -132,10 +132,10 @@ struct Correlator::Impl {
     inc->last_seen_us = hit.time_us;
     inc->anchor_us = hit.time_us;
     inc->order = next_order++;
-    int64_t bucket = hit.time_us > 0 ? hit.time_us / hit.rule->window_us : 0;
-    inc->id =
-        "inc-" +
-        Hex64(Fnv({d->name, hit.rule->id, hit.traceback_fingerprint, std::to_string(bucket)}));
+    // What the incident is: its deployment, its rule and the time of its
+    // first hit in the canonical order the Pipeline releases hits in, so the
+    // same failure has the same id in replay, live and after a restart.
+    inc->id = "inc-" + Hex64(Fnv({d->name, hit.rule->id, std::to_string(hit.time_us)}));
     open.push_back(std::move(inc));
     return open.back().get();
   }
@@ -154,6 +154,7 @@ struct Correlator::Impl {
       inc->anchor_us = hit.time_us;
     }
     inc->dirty = true;
+    ++inc->hits;
     AddHit(*d, inc, std::move(hit));
     // Page as soon as every expected worker reported; later changes are
     // emitted at window close or Finish().
@@ -170,7 +171,7 @@ struct Correlator::Impl {
     int32_t pid = own ? hit.worker.pid : hit.origin_pid;
     std::string ip = own ? hit.worker.ip : hit.origin_ip;
     if (!own && pid < 0) {
-      inc->reraises.push_back(std::move(hit));
+      KeepSample(&inc->reraises, kMaxReraises, std::move(hit));
       return;
     }
     int tp = TensorParallel(d);
@@ -200,7 +201,7 @@ struct Correlator::Impl {
         w.rank = rank;
         w.dp = dp;
       }
-      w.hits.push_back(std::move(hit));
+      KeepSample(&w.hits, kMaxHitsPerWorker, std::move(hit));
       return;
     }
     WorkerHits w;
@@ -212,6 +213,18 @@ struct Correlator::Impl {
     w.dp = dp;
     w.hits.push_back(std::move(hit));
     inc->workers.push_back(std::move(w));
+  }
+
+  static void KeepSample(std::vector<RuleHit>* kept, size_t cap, RuleHit hit) {
+    if (kept->size() < cap) {
+      kept->push_back(std::move(hit));
+      return;
+    }
+    if (hit.confidence != Confidence::kConfirmed) return;
+    for (const RuleHit& k : *kept) {
+      if (k.confidence == Confidence::kConfirmed) return;
+    }
+    kept->back() = std::move(hit);
   }
 
   bool AllReported(const OpenIncident& inc) const {
@@ -251,41 +264,63 @@ struct Correlator::Impl {
     if (inc.revision == 1) {
       events.IncidentOpened(inc.rule->id, inc.rule->rule_class,
                             rules::SeverityName(inc.rule->severity));
+      sink.OnIncident(IncidentChange::kOpened, out);
     } else {
       events.IncidentUpdated(inc.rule->id);
+      sink.OnIncident(IncidentChange::kUpdated, out);
     }
-    sink.OnIncident(out);
   }
 
-  // Emits (if changed) incidents whose window ended before `now_us`, and
-  // forgets them one more window later: until then a late worker still joins
-  // the same incident (same id, next revision). now_us == 0 evicts the oldest
-  // incident (the open-incident cap was hit).
-  void EmitAndClose(int64_t now_us) {
-    std::vector<OpenIncident*> closing;
-    std::set<OpenIncident*> gone;
-    if (now_us == 0) {
-      if (!open.empty()) {
-        closing.push_back(open.front().get());
-        gone.insert(open.front().get());
-      }
-    } else {
-      for (auto& inc : open) {
-        if (inc->last_seen_us == 0) continue;
-        if (inc->last_seen_us + inc->rule->window_us < now_us) closing.push_back(inc.get());
-        if (inc->last_seen_us + 2 * inc->rule->window_us < now_us) gone.insert(inc.get());
-      }
-    }
-    // Stronger incidents first, so that weaker ones see them when deciding.
-    std::stable_sort(closing.begin(), closing.end(),
-                     [](OpenIncident* a, OpenIncident* b) { return Strength(*a) > Strength(*b); });
-    for (OpenIncident* inc : closing) {
-      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
-      inc->dirty = false;
-    }
+  // Emits the last change of an incident, then its end; an incident that was
+  // never emitted (suppressed by a stronger one) ends unseen.
+  void Close(OpenIncident& inc, CloseReason reason) {
+    if (inc.dirty && !Suppressed(inc)) Emit(inc);
+    inc.dirty = false;
+    if (inc.revision == 0) return;
+    Incident out = Build(inc);
+    out.closed = reason;
+    sink.OnIncident(IncidentChange::kClosed, out);
+  }
+
+  void Forget(const std::set<OpenIncident*>& gone) {
     open.erase(std::remove_if(open.begin(), open.end(),
                               [&](const auto& inc) { return gone.count(inc.get()) > 0; }),
                open.end());
+  }
+
+  // For the incidents of `deployment` (all when null): emits (if changed)
+  // those whose window ended before `now_us`, and closes them one more window
+  // later: until then a late worker still joins the same incident (same id,
+  // next revision).
+  void AdvanceTo(const Deployment* deployment, int64_t now_us) {
+    std::vector<OpenIncident*> ended, closing;
+    for (auto& inc : open) {
+      if (deployment != nullptr && inc->deployment != deployment) continue;
+      if (inc->last_seen_us == 0) continue;
+      if (inc->last_seen_us + inc->rule->window_us < now_us) ended.push_back(inc.get());
+      if (inc->last_seen_us + 2 * inc->rule->window_us < now_us) closing.push_back(inc.get());
+    }
+    if (ended.empty()) return;
+    // Stronger incidents first, so that weaker ones see them when deciding.
+    auto stronger_first = [](OpenIncident* a, OpenIncident* b) {
+      if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
+      return a->order < b->order;
+    };
+    std::stable_sort(ended.begin(), ended.end(), stronger_first);
+    for (OpenIncident* inc : ended) {
+      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
+      inc->dirty = false;
+    }
+    std::stable_sort(closing.begin(), closing.end(), stronger_first);
+    for (OpenIncident* inc : closing) Close(*inc, CloseReason::kWindowOver);
+    Forget(std::set<OpenIncident*>(closing.begin(), closing.end()));
+  }
+
+  // The open-incident cap was hit: the oldest is closed early.
+  void CloseOldest() {
+    if (open.empty()) return;
+    Close(*open.front(), CloseReason::kEvicted);
+    open.erase(open.begin());
   }
 
   void Finish() {
@@ -295,9 +330,7 @@ struct Correlator::Impl {
       if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
       return a->order < b->order;
     });
-    for (OpenIncident* inc : all) {
-      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
-    }
+    for (OpenIncident* inc : all) Close(*inc, CloseReason::kEndOfInput);
     open.clear();
   }
 
@@ -360,6 +393,7 @@ std::string Correlator::Impl::SaveState() const {
                          {"anchor", inc->anchor_us},
                          {"revision", inc->revision},
                          {"dirty", inc->dirty},
+                         {"hits", inc->hits},
                          {"workers", workers},
                          {"reraises", reraises}});
   }
@@ -416,6 +450,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       inc->anchor_us = ji.at("anchor").get<int64_t>();
       inc->revision = ji.at("revision").get<int>();
       inc->dirty = ji.at("dirty").get<bool>();
+      inc->hits = ji.at("hits").get<uint64_t>();
       inc->order = next_order++;
       for (const json& jw : ji.at("workers")) {
         WorkerHits w;
@@ -450,7 +485,8 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
   const Deployment& d = *inc.deployment;
   Incident out;
   out.incident_id = inc.id;
-  out.rule = &rule;
+  out.rule = std::shared_ptr<const rules::Rule>(rules, &rule);
+  out.hits = inc.hits;
   out.deployment = d.name;
   out.labels = d.labels;
   out.first_seen_us = inc.first_seen_us;
@@ -567,7 +603,27 @@ uint32_t Correlator::AddSource(const std::string& name, const std::string& deplo
 }
 
 std::string Correlator::SaveState() const { return impl_->SaveState(); }
-Status Correlator::RestoreState(const std::string& state) { return impl_->RestoreState(state); }
+// Restores into a copy and swaps it in only on success, so a malformed blob
+// leaves the correlator as it was.
+Status Correlator::RestoreState(const std::string& state) {
+  auto scratch = std::make_unique<Impl>(impl_->rules, impl_->events, impl_->sink, impl_->options);
+  for (size_t i = 0; i < impl_->source_names.size(); ++i) {
+    const Deployment& d = *impl_->source_deployment[i];
+    scratch->AddSource(impl_->source_names[i], d.name, d.labels);
+  }
+  for (const auto& [name, d] : impl_->deployments) {
+    Deployment& copy = *scratch->deployments.at(name);
+    copy.facts = d->facts;
+    copy.workers = d->workers;
+  }
+  if (!impl_->open.empty()) {
+    return FailedPreconditionError(
+        "correlator state: restore into a correlator with open incidents");
+  }
+  if (Status s = scratch->RestoreState(state); !s.ok()) return s;
+  impl_ = std::move(scratch);
+  return OkStatus();
+}
 
 const std::string& Correlator::SourceName(uint32_t source_id) const {
   return impl_->source_names.at(source_id);
@@ -584,7 +640,11 @@ void Correlator::OnWorkerRank(uint32_t source_id, const WorkerInfo& worker) {
   impl_->OnWorkerSeen(source_id, worker);
 }
 void Correlator::Advance(int64_t now_us) {
-  if (now_us > 0) impl_->EmitAndClose(now_us);
+  if (now_us > 0) impl_->AdvanceTo(nullptr, now_us);
+}
+void Correlator::AdvanceDeployment(const std::string& deployment, int64_t now_us) {
+  auto it = impl_->deployments.find(deployment);
+  if (now_us > 0 && it != impl_->deployments.end()) impl_->AdvanceTo(it->second.get(), now_us);
 }
 void Correlator::Finish() { impl_->Finish(); }
 

@@ -51,9 +51,17 @@ struct OpenIncident {
   int revision = 0;
   bool dirty = false;  // changed since last emission
   uint64_t order = 0;  // creation order, for deterministic emission
+  uint64_t hits = 0;   // every hit folded in; `workers` and `reraises` keep a sample
 };
 
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;
+
+// However many hits fold into an incident (a worker repeating one traceback
+// for hours), it keeps this many per worker, and this many re-raises: the
+// first ones, with a confirmed hit replacing the last kept one if none of the
+// kept ones is confirmed.
+constexpr size_t kMaxHitsPerWorker = 4;
+constexpr size_t kMaxReraises = 16;
 
 // Source ids are written as names (`source_names[id]`) and read back through
 // `source_ids` (name -> id in the restoring process).

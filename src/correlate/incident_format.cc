@@ -89,9 +89,37 @@ std::string FormatRfc3339(int64_t time_us) {
   return out;
 }
 
-void LatestIncidents::OnIncident(const Incident& incident) {
-  ++emissions_;
+void LatestIncidents::OnIncident(IncidentChange change, const Incident& incident) {
+  if (change != IncidentChange::kClosed) ++emissions_;
   latest_[incident.incident_id] = incident;
+}
+
+std::string_view CloseReasonName(CloseReason reason) {
+  switch (reason) {
+    case CloseReason::kNone:
+      return "open";
+    case CloseReason::kWindowOver:
+      return "window_over";
+    case CloseReason::kResolved:
+      return "resolved";
+    case CloseReason::kEvicted:
+      return "evicted";
+    case CloseReason::kEndOfInput:
+      return "end_of_input";
+  }
+  return "open";
+}
+
+std::string_view IncidentChangeName(IncidentChange change) {
+  switch (change) {
+    case IncidentChange::kOpened:
+      return "opened";
+    case IncidentChange::kUpdated:
+      return "updated";
+    case IncidentChange::kClosed:
+      return "closed";
+  }
+  return "opened";
 }
 
 std::vector<Incident> LatestIncidents::Sorted() const {

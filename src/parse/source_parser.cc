@@ -322,6 +322,10 @@ SourceParser::SourceParser(uint32_t source_id, std::string source_name, ParserOp
 SourceParser::~SourceParser() = default;
 
 void SourceParser::Feed(std::string_view line) { impl_->Feed(line); }
+void SourceParser::Seek(uint64_t offset, uint64_t lines_before) {
+  impl_->offset = offset;
+  impl_->line_number = lines_before;
+}
 
 void SourceParser::Tick(int64_t now_us) { impl_->assembler.Tick(now_us); }
 

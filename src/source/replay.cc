@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "fingerprintd/pipeline.h"
 #include "fingerprintd/source.h"
 
 namespace fingerprintd::source {
@@ -18,30 +19,42 @@ std::map<std::string, std::string> StaticLabels(const ReplayOptions& options) {
   return labels;
 }
 
-// Replays `sources` in order through one correlator into `sink`.
+// Replays `sources` (one deployment) in order through one Pipeline into
+// `sink`. All sources are registered first, so a file not read yet holds the
+// deployment's events until it has been read past their time.
 Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const ReplayOptions& options,
                    const std::shared_ptr<const rules::RuleSet>& rules, PipelineEvents& events,
                    correlate::IncidentSink& sink, const ProgressCallback& on_chunk,
                    ReplayStats* stats) {
-  correlate::Correlator correlator(rules, events, sink);
-  Status first_error;
+  Pipeline pipeline(rules, Pipeline::Options(), events, sink);
+  std::vector<Pipeline::SourceId> ids;
   for (const ReplaySource* source : sources) {
-    uint32_t id = correlator.AddSource(source->name, source->deployment, StaticLabels(options));
-    parse::ParserOptions parser_options = options.parser;
+    SourceSpec spec;
+    spec.name = source->name;
+    spec.deployment = source->deployment;
+    spec.labels = StaticLabels(options);
+    spec.parser = options.parser;
     if (!source->pieces.empty() && source->pieces.back() != "-") {
-      parser_options.mtime_year = FileMtimeYear(source->pieces.back());
+      spec.parser.mtime_year = FileMtimeYear(source->pieces.back());
     }
-    rules::RuleEngine engine(rules, id, events, correlator);
-    parse::SourceParser parser(id, source->name, parser_options, events, engine);
+    ids.push_back(pipeline.AddSource(spec));
+  }
+  Status first_error;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Pipeline::SourceId id = ids[i];
     Status s = ReadLines(
-        *source, parser_options.max_line_bytes, events,
-        [&parser](std::string_view line) { parser.Feed(line); }, stats, on_chunk,
+        *sources[i], options.parser.max_line_bytes, events,
+        [&](std::string_view line) { pipeline.Feed(id, line, pipeline.NextPosition(id).offset); },
+        stats,
+        [&](const ReplayStats& totals, const std::string& name) {
+          pipeline.Advance(0);
+          if (on_chunk) on_chunk(totals, name);
+        },
         options.read_chunk_bytes);
-    parser.Finish();
-    engine.Finish();
+    pipeline.EndSource(id);
     if (!s.ok() && first_error.ok()) first_error = s;
   }
-  correlator.Finish();
+  pipeline.Finish();
   return first_error;
 }
 
@@ -49,9 +62,9 @@ Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const Replay
 class LockedSink final : public correlate::IncidentSink {
  public:
   explicit LockedSink(correlate::IncidentSink& next) : next_(next) {}
-  void OnIncident(const correlate::Incident& incident) override {
+  void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override {
     std::lock_guard<std::mutex> lock(mu_);
-    next_.OnIncident(incident);
+    next_.OnIncident(change, incident);
   }
 
  private:
@@ -128,17 +141,19 @@ void ReplayText(std::string_view text, const std::string& name, const std::strin
                 const parse::ParserOptions& parser_options,
                 std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
                 correlate::IncidentSink& sink) {
-  correlate::Correlator correlator(rules, events, sink);
-  uint32_t id = correlator.AddSource(name, deployment);
-  rules::RuleEngine engine(rules, id, events, correlator);
-  parse::SourceParser parser(id, name, parser_options, events, engine);
+  Pipeline pipeline(std::move(rules), Pipeline::Options(), events, sink);
+  SourceSpec spec;
+  spec.name = name;
+  spec.deployment = deployment;
+  spec.parser = parser_options;
+  const Pipeline::SourceId id = pipeline.AddSource(spec);
   LineSplitter splitter(parser_options.max_line_bytes, events);
-  auto on_line = [&](std::string_view line) { parser.Feed(line); };
+  auto on_line = [&](std::string_view line) {
+    pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+  };
   splitter.Append(text, on_line);
   splitter.Finish(on_line);
-  parser.Finish();
-  engine.Finish();
-  correlator.Finish();
+  pipeline.Finish();
 }
 
 }  // namespace fingerprintd::source

@@ -14,7 +14,8 @@ namespace {
 
 class RenderEverything final : public fingerprintd::correlate::IncidentSink {
  public:
-  void OnIncident(const fingerprintd::correlate::Incident& incident) override {
+  void OnIncident(fingerprintd::correlate::IncidentChange,
+                  const fingerprintd::correlate::Incident& incident) override {
     size_ += fingerprintd::correlate::IncidentToJson(incident).size();
     size_ += fingerprintd::correlate::IncidentToText(incident).size();
   }

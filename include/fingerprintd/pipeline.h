@@ -1,0 +1,144 @@
+// Pipeline: the one place that wires parse -> rules -> correlate. Replay, the
+// rule tests, the fuzzer and the live daemon all feed lines into a Pipeline;
+// nothing else builds a SourceParser, RuleEngine or Correlator.
+//
+//   Pipeline pipeline(rules, options, events, sink);
+//   SourceId a = pipeline.AddSource({.name = "pods/a/0.log", .deployment = "llama"});
+//   pipeline.Feed(a, "INFO 03-04 10:15:22 [core.py:61] ...", /*offset=*/0);
+//   pipeline.Advance(wall_now_us);   // live: on a timer; replay: 0 after each chunk
+//   pipeline.Finish();               // end of input: every incident decided and closed
+//
+// Same incidents for any interleaving. Lines of one source arrive in order,
+// but live input interleaves a deployment's sources as they are written and
+// replay reads them one after another. Every event a source's engine produces
+// (hit, fact, worker seen) is held per deployment and handed to the correlator
+// in one canonical order: by event time, then source name, then the source's
+// own sequence. An event is released once every source of the deployment has
+// read past its time (the deployment's low watermark), so the correlator sees
+// the same sequence whatever the pace of each source, and incident ids (which
+// come from the first hit released) are the same in replay, live and after a
+// restart. Event times of one source are clamped to be non-decreasing in that
+// order, so a source whose clock steps back cannot reorder what was released.
+//
+// Who holds the watermark back:
+//   * replay (Advance(0), no wall clock): every source not yet ended, started
+//     or not: a deployment's second file holds its first file's hits until it
+//     has been read past their time, or ended;
+//   * live (Advance(now)): only sources that received a line within
+//     Options::idle_source_after_us of wall time; a quiet source does not hold
+//     its deployment. An event held longer than Options::max_hold_us (wall
+//     time) is released anyway, out of canonical order if need be, so a
+//     source with a skewed clock delays an incident by at most that.
+//
+// Safe positions (checkpoints): SafePosition(source) is the earliest line the
+// source's parser and engine still need (a CRI partial, an open traceback, a
+// symptom waiting for its traceback, a stage that may still complete a
+// sequence within maxspan), or the next line to read when they need none.
+// SaveState() holds everything already consumed from the sources (held
+// events, correlator, each source's parser context and the symptom lines it
+// already reported), so a restart that restores the state and reads every
+// source on from its safe position gives exactly the uncut run's incidents:
+// re-read lines that had produced a hit before the cut are not counted twice.
+//
+// Threading: single-threaded. No wall clock: Advance() takes it as an argument.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "fingerprintd/correlate.h"
+#include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/rules.h"
+#include "fingerprintd/status.h"
+
+namespace fingerprintd {
+
+// A line position in a source: the byte offset of the line's first byte and
+// the number of lines before it (so `line + 1` is its 1-based line number).
+struct SourcePosition {
+  uint64_t offset = 0;
+  uint64_t line = 0;
+  bool operator==(const SourcePosition&) const = default;
+};
+
+struct SourceSpec {
+  std::string name;        // stable across restarts: checkpoints and evidence use it
+  std::string deployment;  // groups sources into one correlation scope
+  std::map<std::string, std::string> labels;  // static labels carried by incidents
+  parse::ParserOptions parser;
+  SourcePosition start;  // where reading starts (a checkpoint's safe position)
+};
+
+class Pipeline {
+ public:
+  using SourceId = uint32_t;
+
+  struct Options {
+    rules::RuleEngine::Options engine;
+    correlate::Correlator::Options correlator;
+    // Live: a source that received no line for this long (wall time) stops
+    // holding its deployment's watermark.
+    int64_t idle_source_after_us = 1'000'000;
+    // Live: an event waits at most this long (wall time) for slower sources.
+    int64_t max_hold_us = 10'000'000;
+    // Events held over all deployments; beyond, the oldest are released early
+    // (counted as kStateEvicted).
+    size_t max_held_events = 100'000;
+  };
+
+  // `rules` is shared with the engines and with every incident made from it.
+  // `events` and `sink` must outlive the pipeline.
+  Pipeline(std::shared_ptr<const rules::RuleSet> rules, Options options, PipelineEvents& events,
+           correlate::IncidentSink& sink);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Registers a source. Names are unique: adding a name again returns the
+  // existing id (its spec unchanged), so a restored state and a tailer that
+  // rediscovers its files agree on ids.
+  SourceId AddSource(const SourceSpec& spec);
+
+  // Feeds one physical line without its '\n', starting at byte `offset`. An
+  // offset other than the one after the previous line (a gap: truncation,
+  // a checkpoint restart) moves the source's position there. Never throws.
+  void Feed(SourceId source, std::string_view line, uint64_t offset);
+
+  // The source has no more input (replay: its file was read; live: the file
+  // was deleted or the connection closed): flushes its partial lines, open
+  // tracebacks and pending symptoms, and it stops holding its deployment.
+  void EndSource(SourceId source);
+
+  // Releases what every deployment's sources have read past, closes incidents
+  // whose window ended, flushes tracebacks and pending symptoms that timed
+  // out. wall_now_us = 0 means no wall clock (replay): only event time counts.
+  void Advance(int64_t wall_now_us);
+
+  // End of input: ends every source, releases everything, decides and closes
+  // every incident.
+  void Finish();
+
+  // The earliest line this source's state still needs (see above).
+  SourcePosition SafePosition(SourceId source) const;
+  // The position after the last line fed (where reading continues).
+  SourcePosition NextPosition(SourceId source) const;
+
+  // Serialises everything consumed from the sources (versioned JSON).
+  std::string SaveState() const;
+  // Restores a SaveState() blob into a pipeline that has not been fed yet;
+  // sources are matched by name (registered here if absent). On error
+  // (DataLossError naming what was wrong) the pipeline is left untouched.
+  Status RestoreState(const std::string& state);
+
+  const rules::RuleSet& rules() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fingerprintd

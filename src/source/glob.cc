@@ -1,0 +1,171 @@
+#include "source/glob.h"
+
+#include <fnmatch.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+namespace fingerprintd::source {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> Components(std::string_view pattern) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= pattern.size()) {
+    size_t slash = pattern.find('/', start);
+    if (slash == std::string_view::npos) slash = pattern.size();
+    if (slash > start) parts.emplace_back(pattern.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+bool ComponentMatch(const std::string& pattern, const std::string& name) {
+  return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+bool IsDirectory(const std::string& path, bool follow) {
+  struct stat st;
+  int rc = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+  return rc == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string Join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir == "/") return "/" + name;
+  return dir + "/" + name;
+}
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Walks parts[i..] below `dir`; files go to `out`, visited directories to `dirs`.
+void Walk(const std::string& dir, const std::vector<std::string>& parts, size_t i,
+          std::set<std::string>* out, std::set<std::string>* dirs, int depth) {
+  if (depth > 64) return;  // bound the recursion whatever the tree looks like
+  if (i == parts.size()) {
+    if (IsRegularFile(dir)) out->insert(dir);
+    return;
+  }
+  const std::string& part = parts[i];
+  bool last = i + 1 == parts.size();
+  if (part == "**") {
+    if (!IsDirectory(dir.empty() ? "." : dir, true)) return;
+    if (dirs) dirs->insert(dir);
+    Walk(dir, parts, i + 1, out, dirs, depth + 1);  // zero directories
+    for (const std::string& name : ListDir(dir)) {
+      std::string child = Join(dir, name);
+      if (IsDirectory(child, /*follow=*/false)) Walk(child, parts, i, out, dirs, depth + 1);
+    }
+    return;
+  }
+  if (!HasWildcard(part)) {
+    std::string child = Join(dir, part);
+    if (last) {
+      if (IsRegularFile(child)) out->insert(child);
+    } else if (IsDirectory(child, true)) {
+      Walk(child, parts, i + 1, out, dirs, depth + 1);
+    }
+    return;
+  }
+  if (dirs) dirs->insert(dir);
+  for (const std::string& name : ListDir(dir)) {
+    if (!ComponentMatch(part, name)) continue;
+    std::string child = Join(dir, name);
+    if (last) {
+      if (IsRegularFile(child)) out->insert(child);
+    } else if (IsDirectory(child, true)) {
+      Walk(child, parts, i + 1, out, dirs, depth + 1);
+    }
+  }
+}
+
+// The literal directory the walk starts from and the index of the first part after it.
+std::string Root(const std::string& pattern, const std::vector<std::string>& parts, size_t* first) {
+  std::string root = pattern.starts_with("/") ? "/" : "";
+  size_t i = 0;
+  while (i + 1 < parts.size() && !HasWildcard(parts[i]) && parts[i] != "**") {
+    root = Join(root, parts[i]);
+    ++i;
+  }
+  *first = i;
+  return root;
+}
+
+bool MatchParts(const std::vector<std::string>& pat, size_t i, const std::vector<std::string>& path,
+                size_t j) {
+  if (i == pat.size()) return j == path.size();
+  if (pat[i] == "**") {
+    for (size_t k = j; k <= path.size(); ++k) {
+      if (MatchParts(pat, i + 1, path, k)) return true;
+    }
+    return false;
+  }
+  if (j == path.size()) return false;
+  return ComponentMatch(pat[i], path[j]) && MatchParts(pat, i + 1, path, j + 1);
+}
+
+}  // namespace
+
+bool HasWildcard(std::string_view pattern) {
+  return pattern.find_first_of("*?[") != std::string_view::npos;
+}
+
+bool GlobMatch(std::string_view pattern, std::string_view path) {
+  if (pattern.starts_with("/") != path.starts_with("/")) return false;
+  return MatchParts(Components(pattern), 0, Components(path), 0);
+}
+
+std::vector<std::string> ExpandGlob(const std::string& pattern) {
+  std::vector<std::string> parts = Components(pattern);
+  if (parts.empty()) return {};
+  size_t first = 0;
+  std::string root = Root(pattern, parts, &first);
+  std::set<std::string> files;
+  Walk(root, parts, first, &files, nullptr, 0);
+  return {files.begin(), files.end()};
+}
+
+std::vector<std::string> GlobDirectories(const std::string& pattern) {
+  std::vector<std::string> parts = Components(pattern);
+  if (parts.empty()) return {};
+  size_t first = 0;
+  std::string root = Root(pattern, parts, &first);
+  std::set<std::string> files, dirs;
+  Walk(root, parts, first, &files, &dirs, 0);
+  // The directory of a literal last component (a plain path) is watched too,
+  // so the file's creation is seen.
+  dirs.insert(root.empty() ? "." : root);
+  return {dirs.begin(), dirs.end()};
+}
+
+bool Excluded(const std::vector<std::string>& exclude, std::string_view path) {
+  std::string p(path);
+  std::string name = fs::path(p).filename().string();
+  for (const std::string& glob : exclude) {
+    if (fnmatch(glob.c_str(), p.c_str(), 0) == 0 || fnmatch(glob.c_str(), name.c_str(), 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace fingerprintd::source

@@ -1,0 +1,38 @@
+// Path globs for the file tailer: `*`, `?` and `[...]` inside one path
+// component (fnmatch rules, a leading dot is not special), and `**` as a whole
+// component for zero or more directories. The kubelet layout is
+// `/var/log/pods/*/*/*.log` (<ns>_<pod>_<uid>/<container>/<n>.log).
+//
+//   std::vector<std::string> files = ExpandGlob("/var/log/pods/**/*.log");
+//
+// Expansion walks the directories below the pattern's literal prefix, never
+// follows directory symlinks under `**` (no loops), and returns regular files
+// (symlinks to regular files included) in sorted order. Unreadable
+// directories are skipped. Threading: stateless.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fingerprintd::source {
+
+// True when the pattern has a wildcard (`*`, `?`, `[`).
+bool HasWildcard(std::string_view pattern);
+
+// Matches a whole path against a glob (same rules as ExpandGlob).
+bool GlobMatch(std::string_view pattern, std::string_view path);
+
+// Every existing regular file matching `pattern`, sorted. A pattern without
+// wildcards returns itself when it exists.
+std::vector<std::string> ExpandGlob(const std::string& pattern);
+
+// The directories whose entries can change what `pattern` matches, as far as
+// they exist now: the literal prefix, plus every directory under it that a
+// wildcard component or `**` may descend into. For inotify watches.
+std::vector<std::string> GlobDirectories(const std::string& pattern);
+
+// True when `path` or its file name matches one of the exclude globs.
+bool Excluded(const std::vector<std::string>& exclude, std::string_view path);
+
+}  // namespace fingerprintd::source

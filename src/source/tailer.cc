@@ -1,0 +1,536 @@
+// Tailer: see tailer.h for the rotation/truncation rules and their order.
+#include "source/tailer.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+
+#include "source/glob.h"
+#include "source/inotify_watcher.h"
+
+namespace fingerprintd::source {
+
+namespace {
+
+constexpr size_t kMaxHistory = 4;  // pieces remembered per stream for checkpoints
+
+uint64_t Fnv1a(std::string_view bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// Reads up to `n` bytes at offset 0; short on a shorter file.
+bool ReadHead(int fd, size_t n, std::string* out) {
+  out->resize(n);
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd, out->data() + got, n - got, static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return false;
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out->resize(got);
+  return true;
+}
+
+std::string DirName(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+std::string RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) return path;
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<FileIdentity> ReadIdentity(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return DataLossError(std::string("fstat: ") + strerror(errno));
+  FileIdentity id;
+  id.device = st.st_dev;
+  id.inode = st.st_ino;
+  std::string head;
+  size_t want =
+      std::min<uint64_t>(static_cast<uint64_t>(std::max<off_t>(st.st_size, 0)), kHeadBytes);
+  if (!ReadHead(fd, want, &head)) return DataLossError(std::string("read: ") + strerror(errno));
+  id.head_bytes = static_cast<uint32_t>(head.size());
+  id.head_hash = Fnv1a(head);
+  return id;
+}
+
+bool IsSameFile(int fd, const FileIdentity& identity) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return false;
+  if (st.st_dev != identity.device || st.st_ino != identity.inode) return false;
+  if (identity.head_bytes == 0) return true;
+  std::string head;
+  if (!ReadHead(fd, identity.head_bytes, &head)) return false;
+  return head.size() == identity.head_bytes && Fnv1a(head) == identity.head_hash;
+}
+
+struct Tailer::OpenFile {
+  int fd = -1;
+  FileIdentity identity;
+  uint64_t base = 0;         // stream offset of byte 0
+  bool base_known = true;    // false: set when switched to (base = previous end)
+  uint64_t read_offset = 0;  // file offset read up to
+  uint64_t last_size = 0;    // size at the last check
+  // The line being assembled: bytes since its start, up to the cap.
+  std::string partial;
+  uint64_t line_start = 0;  // file offset of its first byte
+  bool in_line = false;     // a line has started and has not ended
+  bool skipping = false;    // its head was delivered at the cap; drop to '\n'
+  int64_t line_since_us = 0;
+
+  ~OpenFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  // Stream offset where the next line starts.
+  uint64_t ConsumedOffset() const { return base + (in_line ? line_start : read_offset); }
+  uint64_t EndOffset() const { return base + read_offset; }
+};
+
+struct Tailer::Stream {
+  std::string path;
+  std::string target;                            // realpath when opened
+  std::unique_ptr<OpenFile> current;             // being read
+  std::deque<std::unique_ptr<OpenFile>> queued;  // successors (checkpoint resume)
+  std::vector<FilePiece> history;                // recent pieces, oldest first
+  uint64_t end_offset = 0;                       // stream offset where the next file continues
+  bool seen_file = false;                        // a file was open for this stream since start
+};
+
+Tailer::Tailer(TailerOptions options, PipelineEvents& events, TailerClient& client)
+    : options_(std::move(options)), events_(events), client_(client) {
+  for (std::string& path : options_.paths) {
+    if (!path.empty() && path[0] != '/' && path != "-") {
+      path = (std::filesystem::current_path() / path).lexically_normal().string();
+    }
+  }
+}
+
+Tailer::~Tailer() = default;
+
+void Tailer::SetWatcher(InotifyWatcher* watcher) { watcher_ = watcher; }
+
+std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) ++stats_.open_errors;
+    return nullptr;
+  }
+  auto file = std::make_unique<OpenFile>();
+  file->fd = fd;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ++stats_.open_errors;
+    return nullptr;
+  }
+  auto id = ReadIdentity(fd);
+  if (!id.ok()) {
+    ++stats_.open_errors;
+    return nullptr;
+  }
+  file->identity = *id;
+  file->last_size = static_cast<uint64_t>(st.st_size);
+  return file;
+}
+
+std::unique_ptr<Tailer::OpenFile> Tailer::FindPiece(const std::string& path,
+                                                    const FileIdentity& identity) {
+  if (auto file = OpenPath(path); file && IsSameFile(file->fd, identity)) return file;
+  // Renamed by a rotation: look among the files of its directory (and of its
+  // symlink target's), matching device + inode first, then the head.
+  for (const std::string& dir : {DirName(path), DirName(RealPath(path))}) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string candidate = it->path().string();
+      struct stat st;
+      if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (st.st_dev != identity.device || st.st_ino != identity.inode) continue;
+      auto file = OpenPath(candidate);
+      if (file && IsSameFile(file->fd, identity)) return file;
+    }
+  }
+  return nullptr;
+}
+
+void Tailer::Remember(Stream& stream, const OpenFile& file) {
+  if (!stream.history.empty() && stream.history.back().base == file.base &&
+      stream.history.back().identity.device == file.identity.device &&
+      stream.history.back().identity.inode == file.identity.inode) {
+    stream.history.back().identity = file.identity;  // extended head
+    return;
+  }
+  stream.history.push_back(FilePiece{file.identity, file.base});
+  if (stream.history.size() > kMaxHistory) stream.history.erase(stream.history.begin());
+}
+
+void Tailer::WatchStream(Stream& stream) {
+  by_watch_path_[stream.path] = stream.path;
+  stream.target = RealPath(stream.path);
+  by_watch_path_[stream.target] = stream.path;
+  if (watcher_ == nullptr) return;
+  watcher_->WatchDirectory(DirName(stream.path));
+  watcher_->WatchDirectory(DirName(stream.target));
+}
+
+void Tailer::SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next) {
+  if (stream.current) {
+    const FileIdentity& old = stream.current->identity;
+    open_inodes_.erase({old.device, old.inode});
+    if (retired_.emplace(std::pair{old.device, old.inode}, old).second) {
+      retired_order_.emplace_back(old.device, old.inode);
+      if (retired_order_.size() > 4 * options_.max_files) {
+        retired_.erase(retired_order_.front());
+        retired_order_.pop_front();
+      }
+    }
+    if (!next->base_known) next->base = stream.current->EndOffset();
+  } else if (!next->base_known) {
+    next->base = stream.end_offset;
+  }
+  next->base_known = true;
+  open_inodes_[{next->identity.device, next->identity.inode}] = stream.path;
+  stream.current = std::move(next);
+  stream.seen_file = true;
+  Remember(stream, *stream.current);
+  ++stats_.files_opened;
+}
+
+void Tailer::Resume(Stream& stream, const StreamCheckpoint& checkpoint) {
+  const auto& pieces = checkpoint.pieces;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    uint64_t end = i + 1 < pieces.size() ? pieces[i + 1].base : UINT64_MAX;
+    if (end <= checkpoint.offset) continue;  // wholly consumed before the cut
+    auto file = FindPiece(stream.path, pieces[i].identity);
+    if (!file) {
+      ++stats_.checkpoint_pieces_missing;
+      continue;
+    }
+    file->base = pieces[i].base;
+    file->read_offset = checkpoint.offset > file->base ? checkpoint.offset - file->base : 0;
+    stream.queued.push_back(std::move(file));
+  }
+  // The file now at the path follows, unless it is the last piece found.
+  auto at_path = OpenPath(stream.path);
+  if (at_path) {
+    bool known = !stream.queued.empty() &&
+                 stream.queued.back()->identity.device == at_path->identity.device &&
+                 stream.queued.back()->identity.inode == at_path->identity.inode;
+    if (!known) {
+      at_path->base_known = !stream.queued.empty() ? false : true;
+      if (stream.queued.empty()) {
+        at_path->base =
+            std::max(checkpoint.offset, pieces.empty() ? uint64_t{0} : pieces.back().base);
+      }
+      stream.queued.push_back(std::move(at_path));
+    }
+  }
+  stream.end_offset = checkpoint.offset;
+  if (!stream.queued.empty()) {
+    auto first = std::move(stream.queued.front());
+    stream.queued.pop_front();
+    SwitchTo(stream, std::move(first));
+  }
+}
+
+void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
+  if (streams_.size() >= options_.max_files) {
+    ++stats_.files_over_cap;
+    return;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (open_inodes_.count({st.st_dev, st.st_ino})) return;  // open under another name
+  if (auto it = retired_.find({st.st_dev, st.st_ino}); it != retired_.end()) {
+    auto file = OpenPath(path);
+    if (file && IsSameFile(file->fd, it->second)) return;  // a rotated piece already read
+  }
+  bool too_old = options_.ignore_older_us > 0 &&
+                 now_us - static_cast<int64_t>(st.st_mtime) * 1'000'000 > options_.ignore_older_us;
+  if (too_old) {
+    ignored_[path] = true;
+    return;
+  }
+  auto stream = std::make_unique<Stream>();
+  stream->path = path;
+  Stream& s = *stream;
+  streams_[path] = std::move(stream);
+  WatchStream(s);
+  if (std::optional<StreamCheckpoint> checkpoint = client_.OnOpen(path)) {
+    Resume(s, *checkpoint);
+  } else if (auto file = OpenPath(path)) {
+    bool at_end = (initial && options_.start_at_end) || ignored_.count(path);
+    file->read_offset = at_end ? file->last_size : 0;
+    file->base = 0;
+    SwitchTo(s, std::move(file));
+  }
+  ignored_.erase(path);
+  ServiceStream(s, now_us);
+}
+
+void Tailer::Rescan(int64_t now_us) {
+  bool initial = !scanned_;
+  scanned_ = true;
+  for (const std::string& pattern : options_.paths) {
+    if (watcher_ != nullptr) {
+      for (const std::string& dir : GlobDirectories(pattern)) watcher_->WatchDirectory(dir);
+    }
+    for (const std::string& path : ExpandGlob(pattern)) {
+      if (Excluded(options_.exclude, path)) continue;
+      auto it = streams_.find(path);
+      if (it == streams_.end()) {
+        OpenStream(path, initial, now_us);
+      } else if (!it->second->current) {
+        ServiceStream(*it->second, now_us);  // reappeared after a deletion
+      }
+    }
+  }
+}
+
+void Tailer::Poll(int64_t now_us) {
+  more_ = false;
+  for (auto& [path, stream] : streams_) ServiceStream(*stream, now_us);
+}
+
+void Tailer::Tick(int64_t now_us) {
+  for (auto& [path, stream] : streams_) {
+    OpenFile* file = stream->current.get();
+    if (file && file->in_line && !file->skipping &&
+        now_us - file->line_since_us >= options_.partial_line_timeout_us) {
+      ++stats_.partial_lines_flushed;
+      FlushPartial(*stream, *file);
+    }
+  }
+}
+
+void Tailer::HandleInotify(int64_t now_us) {
+  if (watcher_ == nullptr) return;
+  std::vector<InotifyWatcher::Event> events;
+  bool complete = watcher_->Drain(&events);
+  more_ = false;
+  if (!complete) {
+    Rescan(now_us);
+    Poll(now_us);
+    return;
+  }
+  bool rescan = false;
+  std::vector<std::string> touched;
+  for (const auto& event : events) {
+    if (event.mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF |
+                      IN_MOVE_SELF | IN_ATTRIB)) {
+      rescan = true;
+    }
+    auto it = by_watch_path_.find(event.path);
+    if (it != by_watch_path_.end()) touched.push_back(it->second);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (const std::string& path : touched) {
+    auto it = streams_.find(path);
+    if (it != streams_.end()) ServiceStream(*it->second, now_us);
+  }
+  if (rescan) Rescan(now_us);
+}
+
+void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
+  size_t budget = options_.max_read_per_call;
+  for (int round = 0; round < 8; ++round) {
+    OpenFile* file = stream.current.get();
+    if (file == nullptr) {
+      // Deleted or never opened: the path may have (re)appeared.
+      auto next = OpenPath(stream.path);
+      if (!next) return;
+      if (open_inodes_.count({next->identity.device, next->identity.inode})) return;
+      next->base_known = false;
+      if (stream.seen_file) {
+        ++stats_.rotations;
+        events_.FileRotated();
+      }
+      SwitchTo(stream, std::move(next));
+      continue;
+    }
+    // 1. Truncation (copytruncate): checked before reading, so bytes written
+    //    after the truncation are never read as the old file's continuation.
+    struct stat st;
+    if (::fstat(file->fd, &st) == 0) {
+      uint64_t size = static_cast<uint64_t>(st.st_size);
+      bool truncated = size < file->read_offset;
+      if (!truncated && size != file->last_size && file->identity.head_bytes > 0) {
+        truncated = !IsSameFile(file->fd, file->identity);
+      }
+      file->last_size = size;
+      if (truncated) {
+        FlushPartial(stream, *file);
+        ++stats_.truncations;
+        events_.FileTruncated();
+        file->base += file->read_offset;
+        file->read_offset = 0;
+        if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;
+        Remember(stream, *file);
+      } else if (file->identity.head_bytes < kHeadBytes && size > file->identity.head_bytes) {
+        if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;  // extend the head
+        Remember(stream, *file);
+      }
+    }
+    if (!ReadFile(stream, *file, now_us, &budget)) {
+      more_ = true;
+      return;
+    }
+    // Queued successor (checkpoint resume): switch once this one is read.
+    if (!stream.queued.empty()) {
+      FlushPartial(stream, *file);
+      auto next = std::move(stream.queued.front());
+      stream.queued.pop_front();
+      SwitchTo(stream, std::move(next));
+      continue;
+    }
+    // 2-4. What does the path name now?
+    struct stat path_st;
+    if (::stat(stream.path.c_str(), &path_st) == 0) {
+      if (path_st.st_dev == file->identity.device && path_st.st_ino == file->identity.inode) break;
+      auto next = OpenPath(stream.path);
+      if (!next) break;
+      if (!ReadFile(stream, *file, now_us, &budget)) {  // what was written before the switch
+        more_ = true;
+        return;
+      }
+      FlushPartial(stream, *file);
+      ++stats_.rotations;
+      events_.FileRotated();
+      next->base_known = false;
+      SwitchTo(stream, std::move(next));
+      WatchStream(stream);  // a swapped symlink may point into another directory
+      continue;
+    }
+    if (::fstat(file->fd, &st) == 0 && st.st_nlink == 0) {
+      ReadFile(stream, *file, now_us, &budget);
+      FlushPartial(stream, *file);
+      stream.end_offset = file->EndOffset();
+      open_inodes_.erase({file->identity.device, file->identity.inode});
+      stream.current.reset();
+      ++stats_.deletions;
+      client_.OnEnded(stream.path);
+      return;
+    }
+    break;  // renamed away; the new file is not there yet
+  }
+  OpenFile* file = stream.current.get();
+  if (file && file->in_line && !file->skipping &&
+      now_us - file->line_since_us >= options_.partial_line_timeout_us) {
+    ++stats_.partial_lines_flushed;
+    FlushPartial(stream, *file);
+  }
+}
+
+bool Tailer::ReadFile(Stream& stream, OpenFile& file, int64_t now_us, size_t* budget) {
+  buffer_.resize(options_.read_chunk_bytes);
+  while (true) {
+    if (*budget == 0) return false;
+    size_t want = std::min(buffer_.size(), *budget);
+    ssize_t n = ::pread(file.fd, buffer_.data(), want, static_cast<off_t>(file.read_offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    uint64_t at = file.read_offset;
+    file.read_offset += static_cast<uint64_t>(n);
+    *budget -= static_cast<size_t>(n);
+    Deliver(stream, file, std::string_view(buffer_.data(), static_cast<size_t>(n)), at, now_us);
+  }
+}
+
+void Tailer::Emit(Stream& stream, std::string_view line, uint64_t offset) {
+  ++stats_.lines;
+  stats_.bytes += line.size() + 1;
+  client_.OnLine(stream.path, line, offset);
+}
+
+void Tailer::Deliver(Stream& stream, OpenFile& file, std::string_view bytes, uint64_t at,
+                     int64_t now_us) {
+  const size_t cap = options_.max_line_bytes;
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    size_t nl = bytes.find('\n', pos);
+    size_t stop = nl == std::string_view::npos ? bytes.size() : nl;
+    std::string_view piece = bytes.substr(pos, stop - pos);
+    if (!file.in_line) {
+      file.in_line = true;
+      file.line_start = at + pos;
+      file.line_since_us = now_us;
+    }
+    if (!file.skipping) {
+      if (file.partial.empty() && nl != std::string_view::npos && piece.size() <= cap) {
+        Emit(stream, piece, file.base + file.line_start);  // common case: no copy
+      } else {
+        size_t room = cap - file.partial.size();
+        file.partial.append(piece.substr(0, std::min(room, piece.size())));
+        if (piece.size() > room) {
+          // Over the cap: deliver the head now, drop the rest up to '\n'.
+          ++stats_.lines_truncated;
+          events_.LineDropped(DropReason::kLineTooLong);
+          Emit(stream, file.partial, file.base + file.line_start);
+          file.partial.clear();
+          file.skipping = true;
+        } else if (nl != std::string_view::npos) {
+          Emit(stream, file.partial, file.base + file.line_start);
+          file.partial.clear();
+        }
+      }
+    }
+    if (nl == std::string_view::npos) break;
+    file.in_line = false;
+    file.skipping = false;
+    pos = nl + 1;
+  }
+}
+
+void Tailer::FlushPartial(Stream& stream, OpenFile& file) {
+  if (!file.in_line) return;
+  if (!file.skipping) Emit(stream, file.partial, file.base + file.line_start);
+  file.partial.clear();
+  file.in_line = false;
+  file.skipping = false;
+}
+
+std::vector<FilePiece> Tailer::PiecesFor(const std::string& stream, uint64_t offset) const {
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return {};
+  const auto& history = it->second->history;
+  std::vector<FilePiece> out;
+  for (size_t i = 0; i < history.size(); ++i) {
+    uint64_t end = i + 1 < history.size() ? history[i + 1].base : UINT64_MAX;
+    if (end > offset || i + 1 == history.size()) out.push_back(history[i]);
+  }
+  return out;
+}
+
+uint64_t Tailer::NextOffset(const std::string& stream) const {
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return 0;
+  const Stream& s = *it->second;
+  return s.current ? s.current->ConsumedOffset() : s.end_offset;
+}
+
+std::vector<std::string> Tailer::Streams() const {
+  std::vector<std::string> out;
+  for (const auto& [path, stream] : streams_) out.push_back(path);
+  return out;
+}
+
+}  // namespace fingerprintd::source

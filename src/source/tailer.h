@@ -1,0 +1,224 @@
+// Tailer: follows the files matching a set of globs, through rotation,
+// truncation, deletion and restarts, and hands out their lines with the
+// offset of each line in the file's *stream*.
+//
+//   Tailer tailer(options, events, client);
+//   tailer.Rescan(now_us);  // open what the globs match (start_at applies)
+//   tailer.Poll(now_us);    // read every open file; check rotation/truncation
+//   // or, with inotify: tailer.HandleInotify(now_us) when watcher fd is readable.
+//
+// A stream is what one path shows over time: `0.log`, then the new `0.log`
+// created after a rotation, and so on. Each stream is one source for the
+// pipeline (its name is the path), so a traceback cut by a rotation is still
+// one traceback. Stream offsets are monotonic: the first file of a stream
+// starts at 0 (or at its checkpoint) and each file after it starts where the
+// previous one ended (`base` of a FilePiece), so a checkpoint offset always
+// says which file it belongs to.
+//
+// File identity (inode reuse): device + inode + a 64-bit FNV-1a hash of the
+// file's first min(size, kHeadBytes) bytes, with the length hashed. Two
+// identities are the same file when device and inode are equal and the
+// shorter head is a prefix of the other's file (checked by re-hashing the
+// file on disk over the recorded length). A file shorter than kHeadBytes is
+// thus identified by what it holds so far (an empty file by device + inode
+// only), and its identity is extended as it grows.
+//
+// What is checked, in this order, for a stream when it is polled (after its
+// open file was read to its end):
+//   1. The open file shrank below the read offset, or its head changed:
+//      copytruncate. The partial line is flushed, reading restarts at byte 0
+//      with base += old offset; FileTruncated() is counted.
+//   2. The path now names another file (rename+create, kubelet rotation
+//      `0.log -> 0.log.<ts>`, a symlink swapped to a new target): the old file
+//      was already read to its end; its partial line is flushed and the new
+//      file is read from byte 0 with base = old base + old size;
+//      FileRotated() is counted. The old file may be gzipped or deleted later:
+//      it is no longer read.
+//   3. The path is gone and the open file is unlinked (nlink 0): deletion.
+//      The file is closed after reading to its end, the partial line
+//      flushed, and the client's OnEnded() is called. If the path reappears,
+//      it is a continuation of the stream, read from byte 0.
+//   4. The path is gone but the file is still linked (renamed away, the new
+//      one not created yet): the file stays open and is read on; step 2
+//      switches when the path reappears.
+// A file whose device + inode is already open under another path (a glob
+// that also matches rotated names) is not opened twice.
+//
+// Where reading starts for a stream seen for the first time: the client's
+// OnOpen() may return a checkpoint (pieces + stream offset); pieces are found
+// by identity at the path or among the files of its directory (a renamed
+// predecessor), read from the checkpoint's offset, and the file now at the
+// path follows. Otherwise `start_at` applies to streams found by the first
+// Rescan(); a stream that appears later was created while we watched and is
+// read from its beginning.
+//
+// Lines: split at '\n' (the '\n' is not part of the line; a '\r' before it
+// is kept for the parser to strip). A line longer than max_line_bytes is cut
+// at the cap (LineDropped(kLineTooLong)); the rest up to its '\n' is skipped. A
+// last line without its '\n' waits up to partial_line_timeout_us (wall time)
+// and is then delivered as it is; what follows up to the '\n' becomes a line of
+// its own. Bytes are passed as they are: NULs and invalid UTF-8 are the
+// parser's to count.
+//
+// Threading: single-threaded (the daemon's io_context thread). Views passed to
+// OnLine are valid for the call only. `events` and `client` must outlive the
+// tailer.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/status.h"
+
+namespace fingerprintd::source {
+
+class InotifyWatcher;
+
+inline constexpr size_t kHeadBytes = 1024;
+
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint32_t head_bytes = 0;  // bytes hashed: min(size, kHeadBytes) when taken
+  uint64_t head_hash = 0;   // FNV-1a 64 of those bytes
+  bool operator==(const FileIdentity&) const = default;
+};
+
+// Reads the identity of an open file, hashing min(size, kHeadBytes) bytes.
+StatusOr<FileIdentity> ReadIdentity(int fd);
+// True when the open file `fd` is the file `identity` was taken from (see above).
+bool IsSameFile(int fd, const FileIdentity& identity);
+
+// One file of a stream: its identity and the stream offset of its byte 0.
+struct FilePiece {
+  FileIdentity identity;
+  uint64_t base = 0;
+};
+
+// Where to resume a stream: its recent pieces (oldest first) and the stream
+// offset of the first line still needed.
+struct StreamCheckpoint {
+  std::vector<FilePiece> pieces;
+  uint64_t offset = 0;
+};
+
+// Receives what the tailer reads. Called on the tailer's thread.
+class TailerClient {
+ public:
+  virtual ~TailerClient() = default;
+  // A stream is about to be read for the first time since start; return its
+  // checkpoint to resume, or nullopt to apply start_at.
+  virtual std::optional<StreamCheckpoint> OnOpen(const std::string& stream) = 0;
+  // One line of `stream` starting at stream offset `offset`.
+  virtual void OnLine(const std::string& stream, std::string_view line, uint64_t offset) = 0;
+  // The stream's file was deleted and read to its end.
+  virtual void OnEnded(const std::string& stream) = 0;
+};
+
+struct TailerOptions {
+  std::vector<std::string> paths;  // globs
+  std::vector<std::string> exclude;
+  int64_t ignore_older_us = 0;  // 0 = any age
+  bool start_at_end = true;
+  size_t max_line_bytes = 1 << 20;
+  int64_t partial_line_timeout_us = 5'000'000;
+  size_t max_files = 10'000;  // streams tracked at once; beyond: not opened, counted
+  size_t read_chunk_bytes = 256 << 10;
+  // Bytes read from one file per Poll/HandleInotify call; the rest waits for
+  // the next call (HasMoreToRead()), so one busy file cannot starve the others.
+  size_t max_read_per_call = 8 << 20;
+};
+
+struct TailerStats {
+  uint64_t files_opened = 0;
+  uint64_t rotations = 0;
+  uint64_t truncations = 0;
+  uint64_t deletions = 0;
+  uint64_t lines = 0;
+  uint64_t bytes = 0;
+  uint64_t lines_truncated = 0;
+  uint64_t partial_lines_flushed = 0;  // delivered without '\n' after the timeout
+  uint64_t checkpoint_pieces_missing = 0;
+  uint64_t files_over_cap = 0;
+  uint64_t open_errors = 0;
+};
+
+class Tailer {
+ public:
+  Tailer(TailerOptions options, PipelineEvents& events, TailerClient& client);
+  ~Tailer();
+  Tailer(const Tailer&) = delete;
+  Tailer& operator=(const Tailer&) = delete;
+
+  // Uses `watcher` (may be null: polling only) for directory and file
+  // watches. Call before the first Rescan. The watcher must outlive the tailer.
+  void SetWatcher(InotifyWatcher* watcher);
+
+  // Expands the globs; opens new streams (the first call applies start_at,
+  // later ones read new files from their beginning) and reads them.
+  void Rescan(int64_t now_us);
+  // Reads every open file to its end (up to the per-call budget), runs the
+  // rotation/truncation/deletion checks, flushes timed-out partial lines.
+  void Poll(int64_t now_us);
+  // Reads the watcher's pending events and services only the streams and
+  // directories they name (a directory change triggers a Rescan); an event
+  // queue overflow falls back to Rescan + Poll.
+  void HandleInotify(int64_t now_us);
+  // Flushes partial lines older than the timeout; no system calls (for the
+  // daemon's timer when inotify does the reading).
+  void Tick(int64_t now_us);
+  // True when a file still had unread bytes at the end of the last call.
+  bool HasMoreToRead() const { return more_; }
+
+  // The pieces still needed to resume `stream` from stream offset `offset`
+  // (a safe position), oldest first; empty when the stream is unknown.
+  std::vector<FilePiece> PiecesFor(const std::string& stream, uint64_t offset) const;
+  // The stream offset after the last byte handed out as (part of) a line.
+  uint64_t NextOffset(const std::string& stream) const;
+  std::vector<std::string> Streams() const;
+
+  const TailerStats& stats() const { return stats_; }
+
+ private:
+  struct Stream;
+  struct OpenFile;
+  void OpenStream(const std::string& path, bool initial, int64_t now_us);
+  void ServiceStream(Stream& stream, int64_t now_us);
+  // Reads `file` to its end or the budget; false when the budget ran out.
+  bool ReadFile(Stream& stream, OpenFile& file, int64_t now_us, size_t* budget);
+  void Deliver(Stream& stream, OpenFile& file, std::string_view bytes, uint64_t at, int64_t now_us);
+  void Emit(Stream& stream, std::string_view line, uint64_t offset);
+  void FlushPartial(Stream& stream, OpenFile& file);
+  void Resume(Stream& stream, const StreamCheckpoint& checkpoint);
+  void SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next);
+  std::unique_ptr<OpenFile> OpenPath(const std::string& path);
+  std::unique_ptr<OpenFile> FindPiece(const std::string& path, const FileIdentity& identity);
+  void Remember(Stream& stream, const OpenFile& file);
+  void WatchStream(Stream& stream);
+
+  TailerOptions options_;
+  PipelineEvents& events_;
+  TailerClient& client_;
+  InotifyWatcher* watcher_ = nullptr;
+  std::map<std::string, std::unique_ptr<Stream>> streams_;
+  std::map<std::pair<uint64_t, uint64_t>, std::string> open_inodes_;  // (dev, ino) -> stream
+  // Files a stream has switched away from (rotated, read to their end), so a
+  // glob that also matches rotated names does not read them again. Bounded.
+  std::map<std::pair<uint64_t, uint64_t>, FileIdentity> retired_;
+  std::deque<std::pair<uint64_t, uint64_t>> retired_order_;
+  std::map<std::string, std::string> by_watch_path_;  // path or symlink target -> stream
+  std::map<std::string, bool> ignored_;               // too old when seen (start at end later)
+  std::string buffer_;
+  bool scanned_ = false;
+  bool more_ = false;
+  TailerStats stats_;
+};
+
+}  // namespace fingerprintd::source

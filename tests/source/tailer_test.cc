@@ -1,0 +1,481 @@
+// The tailer on real files in a temp dir: every rotation shape, truncation,
+// deletion, partial and over-long lines, binary bytes, checkpoints, and a
+// seeded model test against an in-memory list of the lines that must be read.
+#include "source/tailer.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "source/glob.h"
+#include "source/inotify_watcher.h"
+#include "testing/counting_events.h"
+
+namespace fingerprintd::source {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+
+struct ReadLine {
+  std::string stream;
+  std::string text;
+  uint64_t offset;
+};
+
+class RecordingClient final : public TailerClient {
+ public:
+  std::optional<StreamCheckpoint> OnOpen(const std::string& stream) override {
+    auto it = checkpoints.find(stream);
+    if (it == checkpoints.end()) return std::nullopt;
+    return it->second;
+  }
+  void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override {
+    lines.push_back({stream, std::string(line), offset});
+  }
+  void OnEnded(const std::string& stream) override { ended.push_back(stream); }
+
+  std::vector<std::string> Texts() const {
+    std::vector<std::string> out;
+    for (const auto& l : lines) out.push_back(l.text);
+    return out;
+  }
+
+  std::map<std::string, StreamCheckpoint> checkpoints;
+  std::vector<ReadLine> lines;
+  std::vector<std::string> ended;
+};
+
+class TailerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fingerprintd-tailer-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  void Append(const std::string& name, const std::string& bytes) {
+    std::ofstream(Path(name), std::ios::app | std::ios::binary) << bytes;
+  }
+  std::unique_ptr<Tailer> MakeTailer(const std::string& glob, bool start_at_end = false) {
+    options_.paths = {Path(glob)};
+    options_.start_at_end = start_at_end;
+    return std::make_unique<Tailer>(options_, events_, client_);
+  }
+
+  fs::path dir_;
+  TailerOptions options_;
+  testing::CountingEvents events_;
+  RecordingClient client_;
+  int64_t now_ = 1'000'000'000;
+};
+
+TEST_F(TailerTest, StartAtBeginningReadsExistingLinesWithTheirOffsets) {
+  Append("0.log", "first\nsecond\n");
+  auto tailer = MakeTailer("*.log");
+  tailer->Rescan(now_);
+  ASSERT_EQ(client_.lines.size(), 2u);
+  EXPECT_EQ(client_.lines[0].stream, Path("0.log"));
+  EXPECT_EQ(client_.lines[0].offset, 0u);
+  EXPECT_EQ(client_.lines[1].text, "second");
+  EXPECT_EQ(client_.lines[1].offset, 6u);
+  EXPECT_EQ(tailer->NextOffset(Path("0.log")), 13u);
+}
+
+TEST_F(TailerTest, StartAtEndSkipsWhatIsThereAndReadsWhatIsWrittenNext) {
+  Append("0.log", "old\n");
+  auto tailer = MakeTailer("*.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  Append("0.log", "new\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("new"));
+  EXPECT_EQ(client_.lines[0].offset, 4u);
+}
+
+TEST_F(TailerTest, AFileCreatedAfterTheFirstScanIsReadFromItsBeginning) {
+  auto tailer = MakeTailer("*.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  Append("1.log", "hello\n");
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("hello"));
+}
+
+TEST_F(TailerTest, RenameAndCreateReadsTheOldFileToItsEndBeforeTheNewOne) {
+  Append("0.log", "a1\na2\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  Append("0.log", "a3\n");  // written after the last read, before the rename
+  fs::rename(Path("0.log"), Path("0.log.1"));
+  Append("0.log", "b1\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "a3", "b1"));
+  EXPECT_EQ(client_.lines[3].offset, 9u);  // the stream goes on where the old file ended
+  EXPECT_EQ(events_.rotations, 1u);
+  EXPECT_EQ(tailer->stats().rotations, 1u);
+}
+
+TEST_F(TailerTest, RenameWithTheNewFileCreatedLaterKeepsReadingTheOldOne) {
+  Append("0.log", "a1\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  fs::rename(Path("0.log"), Path("0.log.1"));
+  Append("0.log.1", "a2\n");  // the writer has not reopened yet
+  tailer->Poll(now_);
+  Append("0.log", "b1\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
+  EXPECT_TRUE(client_.ended.empty());
+}
+
+TEST_F(TailerTest, CopytruncateRestartsAtTheBeginningOfTheTruncatedFile) {
+  Append("0.log", "a1\na2\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  fs::resize_file(Path("0.log"), 0);
+  Append("0.log", "b1\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
+  EXPECT_EQ(client_.lines[2].offset, 6u);  // stream offsets stay monotonic
+  EXPECT_EQ(events_.truncations, 1u);
+}
+
+TEST_F(TailerTest, CopytruncateOvertakenByTheWriterIsCaughtByTheHeadHash) {
+  Append("0.log", "a1\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  fs::resize_file(Path("0.log"), 0);
+  Append("0.log", "b1 longer than what was read before\nb2\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "b1 longer than what was read before", "b2"));
+  EXPECT_EQ(events_.truncations, 1u);
+}
+
+TEST_F(TailerTest, KubeletRotationWithTheOldPieceGzippedLosesNothing) {
+  fs::create_directories(dir_ / "ns_pod_uid" / "vllm");
+  std::string live = "ns_pod_uid/vllm/0.log";
+  Append(live, "a1\n");
+  auto tailer = MakeTailer("*/*/*.log");
+  tailer->Rescan(now_);
+  Append(live, "a2\n");
+  fs::rename(Path(live), Path(live + ".20260104-143410"));
+  Append(live, "b1\n");
+  ASSERT_EQ(std::system(("gzip " + Path(live + ".20260104-143410")).c_str()), 0);
+  tailer->Poll(now_);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
+  EXPECT_EQ(tailer->Streams().size(), 1u);  // the .gz piece is not a stream
+}
+
+TEST_F(TailerTest, AGlobThatAlsoMatchesRotatedNamesDoesNotReadAFileTwice) {
+  Append("x.log", "a1\n");
+  auto tailer = MakeTailer("x.log*");
+  tailer->Rescan(now_);
+  fs::rename(Path("x.log"), Path("x.log.1"));
+  Append("x.log", "b1\n");
+  tailer->Poll(now_);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "b1"));
+}
+
+TEST_F(TailerTest, DeletionWhileOpenReadsToTheEndThenEndsTheStream) {
+  Append("0.log", "a1\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  Append("0.log", "a2\n");
+  fs::remove(Path("0.log"));
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2"));
+  EXPECT_THAT(client_.ended, ElementsAre(Path("0.log")));
+  Append("0.log", "c1\n");  // the path comes back: the stream goes on
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "c1"));
+  EXPECT_EQ(client_.lines[2].offset, 6u);
+}
+
+TEST_F(TailerTest, ASwappedSymlinkIsFollowedToItsNewTarget) {
+  Append("target-a", "a1\n");
+  Append("target-b", "b1\n");
+  fs::create_symlink(Path("target-a"), Path("current.log"));
+  auto tailer = MakeTailer("current.log");
+  tailer->Rescan(now_);
+  Append("target-a", "a2\n");
+  fs::create_symlink(Path("target-b"), Path("next.log"));
+  fs::rename(Path("next.log"), Path("current.log"));  // atomic swap
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
+  EXPECT_EQ(events_.rotations, 1u);
+}
+
+TEST_F(TailerTest, APartialLastLineWaitsForItsNewlineUpToTheTimeout) {
+  options_.partial_line_timeout_us = 5'000'000;
+  Append("0.log", "whole\npart");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("whole"));
+  EXPECT_EQ(tailer->NextOffset(Path("0.log")), 6u);  // a checkpoint re-reads the partial
+  Append("0.log", "ial\n");
+  tailer->Poll(now_ + 1'000'000);
+  EXPECT_THAT(client_.Texts(), ElementsAre("whole", "partial"));
+  Append("0.log", "never ends");
+  tailer->Poll(now_ + 2'000'000);
+  EXPECT_EQ(client_.lines.size(), 2u);
+  tailer->Tick(now_ + 7'000'000);
+  EXPECT_THAT(client_.Texts(), ElementsAre("whole", "partial", "never ends"));
+  EXPECT_EQ(tailer->stats().partial_lines_flushed, 1u);
+}
+
+TEST_F(TailerTest, AFiveMegabyteLineIsCutAtTheCapAndCounted) {
+  options_.max_line_bytes = 1 << 20;
+  options_.read_chunk_bytes = 64 << 10;
+  Append("0.log", "before\n" + std::string(5 << 20, 'x') + "\nafter\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  ASSERT_EQ(client_.lines.size(), 3u);
+  EXPECT_EQ(client_.lines[1].text.size(), 1u << 20);
+  EXPECT_EQ(client_.lines[1].offset, 7u);
+  EXPECT_EQ(client_.lines[2].text, "after");
+  EXPECT_EQ(client_.lines[2].offset, 7u + (5u << 20) + 1);
+  EXPECT_EQ(events_.Dropped(DropReason::kLineTooLong), 1u);
+}
+
+TEST_F(TailerTest, BinaryBytesArePassedThroughAsTheyAre) {
+  std::string garbage("\x00\x01\xff\xfe\r\x1b[31m", 10);
+  Append("0.log", garbage + "\nok\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  ASSERT_EQ(client_.lines.size(), 2u);
+  EXPECT_EQ(client_.lines[0].text, garbage);
+  EXPECT_EQ(client_.lines[1].text, "ok");
+}
+
+TEST_F(TailerTest, ABusyFileIsReadInBudgetedSlices) {
+  options_.max_read_per_call = 1024;
+  options_.read_chunk_bytes = 512;
+  std::string line(99, 'y');
+  for (int i = 0; i < 50; ++i) Append("0.log", line + "\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  EXPECT_TRUE(tailer->HasMoreToRead());
+  for (int i = 0; i < 10 && tailer->HasMoreToRead(); ++i) tailer->Poll(now_);
+  EXPECT_FALSE(tailer->HasMoreToRead());
+  EXPECT_EQ(client_.lines.size(), 50u);
+}
+
+TEST_F(TailerTest, IdentityTellsAReusedInodeFromTheSameFile) {
+  Append("0.log", "original head\n");
+  int fd = ::open(Path("0.log").c_str(), O_RDONLY);
+  auto id = ReadIdentity(fd);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(id->head_bytes, 14u);
+  Append("0.log", "grown\n");
+  EXPECT_TRUE(IsSameFile(fd, *id));  // a shorter head is compared as a prefix
+  ::close(fd);
+  std::ofstream(Path("0.log"), std::ios::trunc) << "other content!\n";  // same inode
+  fd = ::open(Path("0.log").c_str(), O_RDONLY);
+  EXPECT_FALSE(IsSameFile(fd, *id));
+  ::close(fd);
+}
+
+TEST_F(TailerTest, ACheckpointResumesMidFile) {
+  Append("0.log", "a1\na2\n");
+  {
+    auto tailer = MakeTailer("0.log");
+    tailer->Rescan(now_);
+    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
+  }
+  client_.lines.clear();
+  Append("0.log", "a3\n");
+  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3"));
+  EXPECT_EQ(client_.lines[0].offset, 3u);
+}
+
+TEST_F(TailerTest, ACheckpointFindsItsFileRenamedByARotationWhileStopped) {
+  Append("0.log", "a1\na2\n");
+  {
+    auto tailer = MakeTailer("0.log");
+    tailer->Rescan(now_);
+    uint64_t next = tailer->NextOffset(Path("0.log"));
+    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), next), next};
+  }
+  client_.lines.clear();
+  Append("0.log", "a3\n");
+  fs::rename(Path("0.log"), Path("0.log.20260104-143410"));
+  Append("0.log", "b1\n");
+  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a3", "b1"));
+  EXPECT_EQ(client_.lines[1].offset, 9u);
+}
+
+TEST_F(TailerTest, ACheckpointWhoseFileIsGoneStartsTheNewFileFromItsBeginning) {
+  Append("0.log", "a1\n");
+  {
+    auto tailer = MakeTailer("0.log");
+    tailer->Rescan(now_);
+    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
+  }
+  client_.lines.clear();
+  fs::remove(Path("0.log"));
+  Append("0.log", "new1\n");
+  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("new1"));
+  EXPECT_EQ(client_.lines[0].offset, 3u);
+}
+
+TEST_F(TailerTest, InotifyReportsWritesAndNewFiles) {
+  auto watcher = InotifyWatcher::Create();
+  ASSERT_TRUE(watcher.ok()) << watcher.status().message();
+  Append("0.log", "a1\n");
+  auto tailer = MakeTailer("*.log");
+  tailer->SetWatcher(watcher->get());
+  tailer->Rescan(now_);
+  Append("0.log", "a2\n");
+  Append("1.log", "b1\n");
+  struct pollfd pfd = {(*watcher)->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 5000), 1);
+  tailer->HandleInotify(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
+}
+
+TEST(GlobTest, DoubleStarAndTheKubeletLayout) {
+  fs::path dir = fs::temp_directory_path() / ("fingerprintd-glob-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "pods" / "ns_pod-a_uid1" / "vllm");
+  fs::create_directories(dir / "pods" / "ns_pod-b_uid2" / "sidecar" / "deep");
+  std::ofstream(dir / "pods" / "ns_pod-a_uid1" / "vllm" / "0.log") << "x";
+  std::ofstream(dir / "pods" / "ns_pod-a_uid1" / "vllm" / "0.log.20260104-143410.gz") << "x";
+  std::ofstream(dir / "pods" / "ns_pod-b_uid2" / "sidecar" / "deep" / "1.log") << "x";
+  std::string root = dir.string();
+  EXPECT_THAT(ExpandGlob(root + "/pods/*/vllm/*.log"),
+              ElementsAre(root + "/pods/ns_pod-a_uid1/vllm/0.log"));
+  EXPECT_THAT(ExpandGlob(root + "/pods/**/*.log"),
+              ElementsAre(root + "/pods/ns_pod-a_uid1/vllm/0.log",
+                          root + "/pods/ns_pod-b_uid2/sidecar/deep/1.log"));
+  EXPECT_TRUE(GlobMatch(root + "/pods/**/*.log", root + "/pods/a/b/c/9.log"));
+  EXPECT_TRUE(GlobMatch("/a/**/x.log", "/a/x.log"));
+  EXPECT_FALSE(GlobMatch("/a/*/x.log", "/a/b/c/x.log"));
+  EXPECT_TRUE(Excluded({"*.gz"}, root + "/pods/ns_pod-a_uid1/vllm/0.log.1.gz"));
+  EXPECT_FALSE(Excluded({"*.gz"}, root + "/pods/ns_pod-a_uid1/vllm/0.log"));
+  fs::remove_all(dir);
+}
+
+// Seeded model test: random writes (whole lines and split lines), rename and
+// copytruncate rotations, deletions, restarts from a checkpoint (with a
+// rotation while stopped: one rotation while stopped is recovered, two are
+// not) and polls, against the list of lines written. Every line must be read
+// once, in order. Copytruncate and deletion are only done
+// after a poll, since bytes written after the last read and then truncated
+// away are lost by the nature of copytruncate.
+class TailerModelTest : public TailerTest, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(TailerModelTest, EveryLineWrittenIsReadOnceInOrder) {
+  const uint32_t seed = GetParam();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with this seed to reproduce)");
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+  options_.partial_line_timeout_us = INT64_MAX / 4;
+  options_.read_chunk_bytes = 7 + pick(64);  // small chunks: lines split across reads
+  std::vector<std::string> expected;
+  std::vector<std::string> read;
+  std::string pending_fragment;  // second half of a line written in two parts
+  int line_no = 0, rotations = 0;
+  auto tailer = MakeTailer("app.log");
+  tailer->Rescan(now_);
+  auto collect = [&] {
+    for (const auto& l : client_.lines) read.push_back(l.text);
+    client_.lines.clear();
+  };
+  auto finish_line = [&] {
+    if (pending_fragment.empty()) return;
+    Append("app.log", pending_fragment);
+    pending_fragment.clear();
+  };
+  bool polled_since_write = true;
+  for (int step = 0; step < 300; ++step) {
+    int op = pick(100);
+    if (op < 45) {  // write whole lines, maybe the first half of one more
+      finish_line();
+      int n = 1 + pick(4);
+      for (int i = 0; i < n; ++i) {
+        std::string text = "line " + std::to_string(line_no++) + " " + std::string(pick(40), 'z');
+        expected.push_back(text);
+        Append("app.log", text + "\n");
+      }
+      if (pick(3) == 0) {
+        std::string text = "split " + std::to_string(line_no++);
+        expected.push_back(text);
+        size_t cut = 1 + pick(static_cast<int>(text.size()) - 1);
+        Append("app.log", text.substr(0, cut));
+        pending_fragment = text.substr(cut) + "\n";
+      }
+      polled_since_write = false;
+    } else if (op < 75) {
+      tailer->Rescan(now_);
+      tailer->Poll(now_);
+      polled_since_write = true;
+    } else if (op < 83) {  // rename + create, polled before the next rotation
+      finish_line();
+      tailer->Rescan(now_);  // the daemon's inotify has seen the file by now
+      tailer->Poll(now_);
+      if (fs::exists(Path("app.log"))) {
+        fs::rename(Path("app.log"), Path("app.log." + std::to_string(++rotations)));
+      }
+      if (pick(2) == 0) Append("app.log", "");
+      tailer->Poll(now_);
+      polled_since_write = true;
+    } else if (op < 88 && polled_since_write && pending_fragment.empty()) {  // copytruncate
+      tailer->Poll(now_);
+      if (fs::exists(Path("app.log"))) fs::resize_file(Path("app.log"), 0);
+    } else if (op < 92 && polled_since_write && pending_fragment.empty()) {  // delete
+      tailer->Poll(now_);
+      fs::remove(Path("app.log"));
+      tailer->Poll(now_);
+    } else if (op < 100) {  // restart from a checkpoint of everything consumed
+      tailer->Rescan(now_);
+      tailer->Poll(now_);  // the daemon has seen the file events before it checkpoints
+      std::string stream = Path("app.log");
+      uint64_t next = tailer->NextOffset(stream);
+      if (!tailer->Streams().empty()) {
+        client_.checkpoints[stream] = {tailer->PiecesFor(stream, next), next};
+      }
+      tailer.reset();
+      collect();
+      if (pick(3) == 0 && fs::exists(Path("app.log"))) {  // a rotation while stopped
+        finish_line();
+        fs::rename(Path("app.log"), Path("app.log." + std::to_string(++rotations)));
+        Append("app.log", "");
+      }
+      tailer = MakeTailer("app.log", /*start_at_end=*/true);
+      tailer->Rescan(now_);
+    }
+  }
+  finish_line();
+  tailer->Poll(now_);
+  tailer->Rescan(now_);
+  collect();
+  for (size_t i = 0; i < std::min(read.size(), expected.size()); ++i) {
+    ASSERT_EQ(read[i], expected[i]) << "line " << i;
+  }
+  ASSERT_EQ(read.size(), expected.size());
+  for (size_t i = 0; i < read.size(); ++i) ASSERT_EQ(read[i], expected[i]) << "line " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, TailerModelTest, ::testing::Range(1u, 41u));
+
+}  // namespace
+}  // namespace fingerprintd::source

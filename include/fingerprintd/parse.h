@@ -42,8 +42,17 @@ struct ParserOptions {
   size_t max_traceback_bytes = 512 << 10;
   // An open traceback idle for longer than this (event time) is flushed by Tick().
   int64_t traceback_timeout_us = 5'000'000;
-  // Year for headers without one (vLLM `MM-DD HH:MM:SS`) when the envelope has
-  // none: the file's mtime year if known (>0), else current_year (injected).
+  // The year of headers without one (vLLM `MM-DD HH:MM:SS`) when the envelope
+  // has none: the latest year that does not date the line after the file was
+  // last written (mtime_us), or after now_us (stdin) when there is no mtime.
+  // Per line, so a log crossing New Year stays monotonic: lines before the
+  // Dec -> Jan wrap get the year before. Headers carry local time in an often
+  // unknown zone, so "after" allows the widest zone offset (14 h). Microseconds
+  // since the epoch; 0 = unknown. Counted as kYearFromMtime / kYearFromClock.
+  int64_t mtime_us = 0;
+  int64_t now_us = 0;
+  // Older inputs, used when the two above are 0: the mtime's year (no line
+  // after the end of that year, nor after now_us), else current_year as is.
   int32_t mtime_year = 0;
   int32_t current_year = 1970;
   // Headers carry local time without a zone; this offset (seconds east of

@@ -49,6 +49,10 @@
 #include "fingerprintd/parse.h"
 #include "fingerprintd/status.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace fingerprintd::config {
 
 enum class SourceType : uint8_t { kFile = 0, kTcp, kUnix, kStdin };
@@ -115,6 +119,14 @@ struct RunFlags {
 };
 // Builds the one-source config; errors name the flag (`--label: ...`).
 StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags);
+
+// The deployment of a tailed file, as replay names it: the `deployment`
+// label; else the captures of `deployment_from` (compiled, may be null) over
+// the path, joined by '/'; else `<namespace>/<pod>` for the kubelet layout
+// `/var/log/pods/<ns>_<pod>_<uid>/...`; else the path itself.
+// (replay_files.cc has the same rule for replay; one of the two should go.)
+std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
+                              const re2::RE2* deployment_from, const std::string& path);
 
 // "127.0.0.1:9464", "[::1]:9464", "localhost:0" -> ok; the rest: a reason.
 Status CheckListenAddress(const std::string& address);

@@ -181,12 +181,36 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
     }
     return best;
   }
-  if (options.mtime_year > 0) {
-    events.TimeGuessed(TimeFallback::kYearFromMtime);
-    return CivilToUnixMicros(t, options.mtime_year, offset);
+  // No year anywhere: the latest year that does not date the line after
+  // `limit`, the last moment it can have been written (ParserOptions::mtime_us).
+  // The widest zone offset is allowed on top, since the header's zone is
+  // often unknown: a wrong hour beats a wrong year.
+  constexpr int64_t kZoneSlackUs = 14LL * 3600 * kMicrosPerSecond;
+  int64_t limit = 0;
+  TimeFallback fallback = TimeFallback::kYearFromClock;
+  if (options.mtime_us > 0) {
+    limit = options.mtime_us + kZoneSlackUs;
+    fallback = TimeFallback::kYearFromMtime;
+  } else if (options.mtime_year > 0) {
+    const CivilTime year_end{0, 12, 31, 23, 59, 59, 999'999};
+    limit = CivilToUnixMicros(year_end, options.mtime_year, offset);
+    if (options.now_us > 0 && options.now_us + kZoneSlackUs < limit) {
+      limit = options.now_us + kZoneSlackUs;
+    }
+    fallback = TimeFallback::kYearFromMtime;
+  } else if (options.now_us > 0) {
+    limit = options.now_us + kZoneSlackUs;
   }
-  events.TimeGuessed(TimeFallback::kYearFromClock);
-  return CivilToUnixMicros(t, options.current_year, offset);
+  events.TimeGuessed(fallback);
+  if (limit == 0) return CivilToUnixMicros(t, options.current_year, offset);
+  const int64_t limit_secs = limit / kMicrosPerSecond;
+  int32_t y, m, d;
+  CivilFromDays(limit_secs / 86400 - (limit_secs % 86400 < 0 ? 1 : 0), &y, &m, &d);
+  for (int32_t candidate : {y + 1, y}) {
+    const int64_t v = CivilToUnixMicros(t, candidate, offset);
+    if (v <= limit) return v;
+  }
+  return CivilToUnixMicros(t, y - 1, offset);
 }
 
 void SourceParser::Impl::LearnRank(WorkerInfo* worker, std::string_view message) {

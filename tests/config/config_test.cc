@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 namespace fingerprintd::config {
 namespace {
@@ -173,6 +174,14 @@ TEST(ConfigTest, TheCommandLineFormRejectsBadFlagsNamingThem) {
   auto stdin_config = ConfigFromFlags(flags);
   ASSERT_TRUE(stdin_config.ok());
   EXPECT_EQ(stdin_config->sources[0].type, SourceType::kStdin);
+}
+
+TEST(ConfigTest, DeploymentsAreNamedAsReplayNamesThem) {
+  RE2 from("/logs/([^/]+)/");
+  EXPECT_EQ(DeploymentForPath({{"deployment", "x"}}, &from, "/logs/a/0.log"), "x");
+  EXPECT_EQ(DeploymentForPath({}, &from, "/logs/a/0.log"), "a");
+  EXPECT_EQ(DeploymentForPath({}, nullptr, "/var/log/pods/ns_pod-1_uid/vllm/0.log"), "ns/pod-1");
+  EXPECT_EQ(DeploymentForPath({}, &from, "/other/0.log"), "/other/0.log");
 }
 
 TEST(ConfigTest, ListenAddressesAcceptHostPortForms) {

@@ -217,6 +217,46 @@ TEST_F(HeaderTimeTest, WithoutEnvelopeOrMtimeTheInjectedYearIsUsedAndCounted) {
   EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromClock), 1u);
 }
 
+TEST_F(HeaderTimeTest, YearlessHeaderIsNotDatedAfterTheFileMtime) {
+  // Last written on Jan 2 2027: a Dec 31 line is from 2026, not December 2027.
+  ParserOptions options;
+  options.mtime_us = Utc(2027, 1, 2, 9, 0, 0);
+  options.current_year = 2027;
+  EXPECT_EQ(TimeOf("INFO 12-31 23:50:00 [a.py:1] x", options), Utc(2026, 12, 31, 23, 50, 0));
+  EXPECT_EQ(TimeOf("INFO 01-02 08:59:00 [a.py:1] x", options), Utc(2027, 1, 2, 8, 59, 0));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromMtime), 2u);
+}
+
+TEST_F(HeaderTimeTest, YearlessLogCrossingNewYearStaysMonotonic) {
+  ParserOptions options;
+  options.mtime_us = Utc(2025, 1, 1, 1, 0, 0);
+  SourceParser parser(1, "x", options, events_, sink_);
+  parser.Feed("INFO 12-31 23:50:00 [a.py:1] before midnight");
+  parser.Feed("INFO 01-01 00:10:00 [a.py:1] after midnight");
+  parser.Finish();
+  ASSERT_EQ(sink_.records.size(), 2u);
+  EXPECT_EQ(sink_.records[0].time_us, Utc(2024, 12, 31, 23, 50, 0));
+  EXPECT_EQ(sink_.records[1].time_us, Utc(2025, 1, 1, 0, 10, 0));
+}
+
+TEST_F(HeaderTimeTest, YearlessHeaderInAnUnknownEasternZoneKeepsTheNewYear) {
+  // Written at 20:00 UTC on Dec 31 by a UTC+9 host that stamps local time; the
+  // zone is unknown, so the header reads as 05:00 UTC: a wrong hour, not a year.
+  ParserOptions options;
+  options.mtime_us = Utc(2026, 12, 31, 20, 0, 0);
+  EXPECT_EQ(TimeOf("INFO 01-01 05:00:00 [a.py:1] x", options), Utc(2027, 1, 1, 5, 0, 0));
+}
+
+TEST_F(HeaderTimeTest, YearlessHeaderWithoutMtimeIsNotDatedAfterNow) {
+  // stdin: no mtime, so the injected now bounds the year.
+  ParserOptions options;
+  options.now_us = Utc(2026, 3, 1, 12, 0, 0);
+  options.current_year = 2026;
+  EXPECT_EQ(TimeOf("INFO 11-30 10:00:00 [a.py:1] x", options), Utc(2025, 11, 30, 10, 0, 0));
+  EXPECT_EQ(TimeOf("INFO 03-01 11:00:00 [a.py:1] x", options), Utc(2026, 3, 1, 11, 0, 0));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromClock), 2u);
+}
+
 TEST_F(HeaderTimeTest, LinesWithoutTimeInheritTheStreamTimeAndCountOnlyWhenThereIsNone) {
   ParserOptions options;
   options.current_year = 2026;

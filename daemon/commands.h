@@ -1,0 +1,34 @@
+// The daemon's subcommands, registered into main's CLI11 app:
+//   fingerprintd run --config FILE
+//   fingerprintd run [--label k=v]... [--deployment-from REGEX] [--checkpoint-dir DIR]
+//                    [--incidents PATH] [--start-at beginning|end] PATH-OR-GLOB...
+//   fingerprintd config check FILE
+//
+//   RunCommands run;
+//   AddRunCommands(app, &run);
+//   app.parse(argc, argv);
+//   if (int rc = DispatchRunCommands(run); rc >= 0) return rc;
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "config/config.h"
+
+namespace fingerprintd::daemon {
+
+struct RunCommands {
+  CLI::App* run = nullptr;
+  CLI::App* config_check = nullptr;
+  std::string config_path;
+  std::string check_path;
+  config::RunFlags flags;
+};
+
+// Adds `run` and `config check` to `app`; `commands` must outlive parsing.
+void AddRunCommands(CLI::App& app, RunCommands* commands);
+// Runs the subcommand that was parsed and returns its exit code, or -1 when
+// neither was given.
+int DispatchRunCommands(const RunCommands& commands);
+
+}  // namespace fingerprintd::daemon

@@ -1,0 +1,101 @@
+// The incident log as a reader sees it: one replay-identical JSON object per
+// opened/updated revision, nothing for a close, and no revision written twice
+// to the same file across a restart.
+#include "sink/jsonl_sink.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "testing/replay_harness.h"
+
+namespace fingerprintd::sink {
+namespace {
+
+namespace fs = std::filesystem;
+using correlate::IncidentChange;
+
+class JsonlSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (fs::temp_directory_path() /
+             ("fingerprintd-jsonl-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl"))
+                .string();
+    fs::remove(path_);
+  }
+  void TearDown() override { fs::remove(path_); }
+
+  correlate::Incident MakeIncident(const std::string& id, int revision) {
+    auto rules = testing::EmbeddedRules();
+    correlate::Incident incident;
+    incident.incident_id = id;
+    const rules::Rule* rule = rules->Find("deepgemm-unknown-sf-transformation");
+    incident.rule = std::shared_ptr<const rules::Rule>(rules, rule);
+    incident.deployment = "qwen3";
+    incident.revision = revision;
+    return incident;
+  }
+  std::vector<std::string> Lines() const {
+    std::ifstream in(path_);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
+  std::string path_;
+};
+
+TEST_F(JsonlSinkTest, EachRevisionIsOneLineAndACloseWritesNothing) {
+  auto sink = JsonlIncidentSink::Open(path_);
+  ASSERT_TRUE(sink.ok()) << sink.status().message();
+  correlate::Incident incident = MakeIncident("inc-1", 1);
+  (*sink)->OnIncident(IncidentChange::kOpened, incident);
+  incident.revision = 2;
+  (*sink)->OnIncident(IncidentChange::kUpdated, incident);
+  incident.closed = correlate::CloseReason::kWindowOver;
+  (*sink)->OnIncident(IncidentChange::kClosed, incident);
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  incident.closed = correlate::CloseReason::kNone;
+  EXPECT_EQ(lines[1], correlate::IncidentToJson(incident));  // the replay object, as is
+  auto json = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(json["schema"], "fingerprintd/incident/v1");
+  EXPECT_EQ(json["revision"], 1);
+}
+
+TEST_F(JsonlSinkTest, ARevisionAlreadyInTheFileIsNotWrittenAgainAfterARestart) {
+  {
+    auto sink = JsonlIncidentSink::Open(path_);
+    ASSERT_TRUE(sink.ok());
+    (*sink)->OnIncident(IncidentChange::kOpened, MakeIncident("inc-1", 1));
+  }
+  auto sink = JsonlIncidentSink::Open(path_);
+  ASSERT_TRUE(sink.ok());
+  (*sink)->OnIncident(IncidentChange::kOpened, MakeIncident("inc-1", 1));  // re-decided
+  (*sink)->OnIncident(IncidentChange::kUpdated, MakeIncident("inc-1", 2));
+  EXPECT_EQ(Lines().size(), 2u);
+  EXPECT_EQ((*sink)->duplicates_skipped(), 1u);
+}
+
+TEST_F(JsonlSinkTest, ATornLastLineFromACrashIsIgnoredAndAppendedAfter) {
+  std::ofstream(path_) << "{\"incident_id\":\"inc-0\",\"revi";
+  auto sink = JsonlIncidentSink::Open(path_);
+  ASSERT_TRUE(sink.ok());
+  (*sink)->OnIncident(IncidentChange::kOpened, MakeIncident("inc-1", 1));
+  EXPECT_EQ((*sink)->lines_written(), 1u);
+}
+
+TEST_F(JsonlSinkTest, AnUnwritablePathIsAnErrorNamingIt) {
+  auto sink = JsonlIncidentSink::Open("/nonexistent-dir/incidents.jsonl");
+  ASSERT_FALSE(sink.ok());
+  EXPECT_THAT(sink.status().message(), ::testing::HasSubstr("/nonexistent-dir/incidents.jsonl"));
+}
+
+}  // namespace
+}  // namespace fingerprintd::sink

@@ -1,0 +1,124 @@
+// The checkpoint file: round trip, atomic replacement, skipped when unchanged,
+// corrupt or foreign files refused with a reason (never a crash), one daemon
+// per directory.
+#include "source/checkpoint_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fingerprintd::source {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class CheckpointStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fingerprintd-checkpoint-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static Checkpoint Sample() {
+    Checkpoint c;
+    SourceCheckpoint& s = c.sources.emplace_back();
+    s.name = "/var/log/pods/ns_pod_uid/vllm/0.log";
+    s.safe = {1234, 40};
+    FilePiece piece;
+    piece.identity = {2049, 131, 1024, 0x9ae1f00dcafe0001ull};
+    piece.base = 0;
+    s.pieces.push_back(piece);
+    piece.identity.inode = 132;
+    piece.base = 1000;
+    s.pieces.push_back(piece);
+    c.pipeline_state = R"({"version":1,"deployments":[]})";
+    return c;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CheckpointStoreTest, WhatIsSavedIsLoadedBack) {
+  CheckpointStore store(dir_.string());
+  ASSERT_TRUE(store.Save(Sample()).ok());
+  CheckpointStore again(dir_.string());
+  auto loaded = again.Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->sources.size(), 1u);
+  EXPECT_EQ(loaded->sources[0].name, Sample().sources[0].name);
+  EXPECT_EQ(loaded->sources[0].safe, (SourcePosition{1234, 40}));
+  ASSERT_EQ(loaded->sources[0].pieces.size(), 2u);
+  EXPECT_EQ(loaded->sources[0].pieces[0].identity, Sample().sources[0].pieces[0].identity);
+  EXPECT_EQ(loaded->sources[0].pieces[1].base, 1000u);
+  EXPECT_EQ(loaded->pipeline_state, Sample().pipeline_state);
+}
+
+TEST_F(CheckpointStoreTest, NoCheckpointYetIsNotFound) {
+  CheckpointStore store(dir_.string());
+  EXPECT_EQ(store.Load().status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(CheckpointStoreTest, AnUnchangedCheckpointIsNotWrittenAgain) {
+  CheckpointStore store(dir_.string());
+  bool written = false;
+  ASSERT_TRUE(store.Save(Sample(), &written).ok());
+  EXPECT_TRUE(written);
+  auto mtime = fs::last_write_time(store.path());
+  ASSERT_TRUE(store.Save(Sample(), &written).ok());
+  EXPECT_FALSE(written);
+  EXPECT_EQ(store.writes(), 1u);
+  EXPECT_EQ(store.skipped(), 1u);
+  EXPECT_EQ(fs::last_write_time(store.path()), mtime);
+  Checkpoint changed = Sample();
+  changed.sources[0].safe.offset = 2000;
+  ASSERT_TRUE(store.Save(changed, &written).ok());
+  EXPECT_TRUE(written);
+  EXPECT_FALSE(fs::exists(store.path() + ".tmp"));  // renamed over the old one
+}
+
+TEST_F(CheckpointStoreTest, ACorruptCheckpointIsRefusedWithAReason) {
+  fs::create_directories(dir_);
+  CheckpointStore store(dir_.string());
+  std::string full = EncodeCheckpoint(Sample());
+  for (size_t cut : {size_t{0}, size_t{1}, full.size() / 2, full.size() - 3}) {
+    std::ofstream(store.path(), std::ios::trunc) << full.substr(0, cut);
+    auto loaded = store.Load();
+    EXPECT_EQ(loaded.status().code(), StatusCode::kDataLoss) << "cut at " << cut;
+    EXPECT_THAT(loaded.status().message(), HasSubstr("checkpoint.json"));
+  }
+  std::ofstream(store.path(), std::ios::trunc) << std::string("\x00\xff\x13garbage", 10);
+  EXPECT_EQ(store.Load().status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(CheckpointStoreTest, AForeignOrFutureCheckpointIsRefused) {
+  EXPECT_THAT(DecodeCheckpoint(R"({"format":"vector/checkpoints","version":1})").status().message(),
+              HasSubstr("not a fingerprintd checkpoint"));
+  EXPECT_THAT(
+      DecodeCheckpoint(R"({"format":"fingerprintd/checkpoint","version":99})").status().message(),
+      HasSubstr("version"));
+  EXPECT_EQ(DecodeCheckpoint(R"({"format":"fingerprintd/checkpoint","version":1,)"
+                             R"("sources":[{"name":3}],"pipeline":""})")
+                .status()
+                .code(),
+            StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeCheckpoint("[1,2,3]").status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(CheckpointStoreTest, OnlyOneDaemonHoldsADirectory) {
+  CheckpointStore first(dir_.string());
+  ASSERT_TRUE(first.Lock().ok());
+  CheckpointStore second(dir_.string());
+  Status s = second.Lock();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("held by another fingerprintd"));
+}
+
+}  // namespace
+}  // namespace fingerprintd::source

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 
+#include "commands.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/parse.h"
 #include "fingerprintd/rules.h"
@@ -322,9 +323,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_flag("--quiet", replay.quiet, "No summary on stderr");
   replay_cmd->add_option("paths", replay.paths, "Files, directories, .gz, or -")->required();
 
-  std::string config_path;
-  auto* run_cmd = app.add_subcommand("run", "Run the daemon (live tailing; not built yet)");
-  run_cmd->add_option("--config", config_path, "Config file (YAML)")->required();
+  fp::daemon::RunCommands run;  // run, config check: daemon/run.cc
+  fp::daemon::AddRunCommands(app, &run);
 
   auto* rules_cmd = app.add_subcommand("rules", "Check or test a rule pack");
   rules_cmd->require_subcommand(1);
@@ -351,11 +351,7 @@ int main(int argc, char** argv) {
   if (*check_cmd) return RunRulesCheck(check_dir);
   if (*test_cmd) return RunRulesTest(test_dir);
   if (*parse_cmd) return RunParse(parse_path);
-  if (*run_cmd) {
-    std::cerr << "fingerprintd run: the live daemon (file tailer, sockets, /metrics) is not built "
-                 "yet; use `fingerprintd replay` for files\n";
-    return kExitUsage;
-  }
+  if (int code = fp::daemon::DispatchRunCommands(run); code >= 0) return code;
   if (app.got_subcommand("version")) {
     std::cout << "fingerprintd " << FINGERPRINTD_VERSION << "\n";
     return kExitOk;

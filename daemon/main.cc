@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -20,15 +23,83 @@ namespace fp = fingerprintd;
 
 namespace {
 
+// Exit codes (README "Exit codes"). kExitFound beats a read error: incidents
+// found in what was read stand whatever could not be read (the error is still
+// printed). A failed write to stdout is always kExitError: the output is lost.
 constexpr int kExitOk = 0;
 constexpr int kExitFound = 1;
-constexpr int kExitUsage = 2;
+constexpr int kExitError = 2;  // bad arguments or rules, unreadable input, failed output
 
 int CurrentYear() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);
   return tm.tm_year + 1900;
+}
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Flushes stdout and says whether everything written reached it: a full disk
+// or a closed pipe must not look like success.
+bool StdoutWritten(std::string_view command) {
+  std::cout.flush();
+  if (std::cout.good()) return true;
+  std::cerr << "fingerprintd " << command << ": writing to stdout failed: " << std::strerror(errno)
+            << "\n";
+  return false;
+}
+
+// Reads a whole number in [min, max] for `flag`; false (with the reason on
+// stderr) for anything else, so `--threads abc` says what was wrong.
+bool ParseCount(std::string_view flag, const std::string& text, size_t min, size_t max,
+                size_t* out) {
+  size_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || value < min ||
+      value > max) {
+    std::cerr << "fingerprintd replay: " << flag << ": expected a whole number from " << min
+              << " to " << max << ", got '" << text << "'\n";
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+// A label key as Prometheus and Alertmanager accept it.
+bool IsLabelName(std::string_view key) {
+  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// `--label k=v`, each given once with a value; false with the reason on stderr.
+bool ParseLabels(const std::vector<std::string>& labels, std::map<std::string, std::string>* out) {
+  for (const std::string& label : labels) {
+    const size_t eq = label.find('=');
+    const std::string key = label.substr(0, eq);
+    std::string problem;
+    if (eq == std::string::npos) {
+      problem = "expected key=value, got '" + label + "'";
+    } else if (!IsLabelName(key)) {
+      problem = "'" + key + "' in '" + label +
+                "' is not a label name (letters, digits and _, not starting with a digit)";
+    } else if (eq + 1 == label.size()) {
+      problem = "'" + label + "' has an empty value";
+    } else if (out->count(key) != 0) {
+      problem = "'" + key + "' given twice ('" + key + "=" + out->at(key) + "', '" + label + "')";
+    }
+    if (!problem.empty()) {
+      std::cerr << "fingerprintd replay: --label: " << problem << "\n";
+      return false;
+    }
+    (*out)[key] = label.substr(eq + 1);
+  }
+  return true;
 }
 
 fp::StatusOr<std::shared_ptr<const fp::rules::RuleSet>> LoadRules(const std::string& dir) {
@@ -89,48 +160,71 @@ struct ReplayArgs {
   std::vector<std::string> labels;
   std::string deployment_from;
   std::string fail_on;
+  bool fail_on_given = false;  // `--fail-on ''` is an error, not "no gate"
   std::vector<std::string> paths;
-  size_t max_line_bytes = 1 << 20;
-  size_t threads = 1;
+  std::string max_line_bytes = std::to_string(1 << 20);
+  std::string threads = "1";
   bool quiet = false;
 };
+
+// Says once which paths --deployment-from captured nothing from: they fall
+// back to the default naming on purpose, but a typo must not pass unseen.
+void WarnUnmatchedDeploymentFrom(const ReplayArgs& args, const fp::source::ReplayOptions& options,
+                                 const std::vector<fp::source::ReplaySource>& plan) {
+  if (args.deployment_from.empty()) return;
+  if (options.labels.count("deployment") != 0) {
+    std::cerr << "fingerprintd replay: warning: --deployment-from is not used: --label "
+                 "deployment=... names every source\n";
+    return;
+  }
+  size_t missed = 0;
+  std::string first;
+  for (const auto& source : plan) {
+    if (source.deployment_from_matched) continue;
+    if (missed++ == 0) first = source.pieces.empty() ? source.name : source.pieces.front();
+  }
+  if (missed == 0) return;
+  std::cerr << "fingerprintd replay: warning: --deployment-from '" << args.deployment_from
+            << "' captured nothing from " << missed << " of " << plan.size()
+            << " source(s) (first: " << first
+            << "); they are named by the default rule (README: deployment naming)\n";
+}
 
 int RunReplay(const ReplayArgs& args) {
   fp::source::ReplayOptions options;
   options.paths = args.paths;
   options.deployment_from = args.deployment_from;
   options.parser.current_year = CurrentYear();
-  options.parser.max_line_bytes = args.max_line_bytes;
-  options.threads = args.threads;
+  options.parser.now_us = NowMicros();
+  if (!ParseCount("--max-line-bytes", args.max_line_bytes, 1, size_t{1} << 30,
+                  &options.parser.max_line_bytes) ||
+      !ParseCount("--threads", args.threads, 1, 256, &options.threads)) {
+    return kExitError;
+  }
   if (!fp::parse::ParseEnvelopeName(args.input_format, &options.parser.envelope)) {
     std::cerr << "fingerprintd replay: --input-format: expected auto, plain, cri, docker, "
                  "journald or compose, got '"
               << args.input_format << "'\n";
-    return kExitUsage;
+    return kExitError;
   }
-  for (const std::string& label : args.labels) {
-    size_t eq = label.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << "fingerprintd replay: --label: expected key=value, got '" << label << "'\n";
-      return kExitUsage;
-    }
-    options.labels[label.substr(0, eq)] = label.substr(eq + 1);
-  }
+  if (!ParseLabels(args.labels, &options.labels)) return kExitError;
   fp::rules::Severity fail_on = fp::rules::Severity::kCritical;
-  if (!args.fail_on.empty() && !fp::rules::ParseSeverity(args.fail_on, &fail_on)) {
-    std::cerr << "fingerprintd replay: --fail-on: expected critical, error, warning or info\n";
-    return kExitUsage;
+  if (args.fail_on_given && !fp::rules::ParseSeverity(args.fail_on, &fail_on)) {
+    std::cerr << "fingerprintd replay: --fail-on: expected critical, error, warning or info, got '"
+              << args.fail_on << "'\n";
+    return kExitError;
   }
   auto rules = LoadRules(args.rules_dir);
   if (!rules.ok()) {
     std::cerr << "fingerprintd replay: rules: " << rules.status().message() << "\n";
-    return kExitUsage;
+    return kExitError;
   }
   auto plan = fp::source::PlanReplay(options);
   if (!plan.ok()) {
     std::cerr << "fingerprintd replay: " << plan.status().message() << "\n";
-    return kExitUsage;
+    return kExitError;
   }
+  WarnUnmatchedDeploymentFrom(args, options, *plan);
 
   fp::correlate::LatestIncidents incidents;
   ReplayCounters events;
@@ -162,7 +256,7 @@ int RunReplay(const ReplayArgs& args) {
     } else {
       std::cout << fp::correlate::IncidentToText(incident) << "\n";
     }
-    if (!args.fail_on.empty() && incident.rule->severity >= fail_on) found = true;
+    if (args.fail_on_given && incident.rule->severity >= fail_on) found = true;
   }
   if (args.format == "text" && sorted.empty()) std::cout << "no incidents\n";
   if (!args.quiet) {
@@ -170,8 +264,9 @@ int RunReplay(const ReplayArgs& args) {
               << " file(s), " << stats.lines << " lines, " << stats.bytes << " bytes in " << seconds
               << " s; " << sorted.size() << " incident(s)" << events.Summary() << "\n";
   }
-  if (!status.ok()) return kExitUsage;
-  return found ? kExitFound : kExitOk;
+  if (!StdoutWritten("replay")) return kExitError;
+  if (found) return kExitFound;
+  return status.ok() ? kExitOk : kExitError;
 }
 
 // Lints what the loader cannot: every rule has tests, one of them negative.
@@ -198,23 +293,23 @@ int RunRulesCheck(const std::string& dir) {
   auto rules = LoadRules(dir);
   if (!rules.ok()) {
     std::cerr << rules.status().message() << "\n";
-    return kExitUsage;
+    return kExitError;
   }
   std::vector<std::string> problems = Lint(**rules);
   for (const auto& p : problems) std::cerr << p << "\n";
-  if (!problems.empty()) return kExitUsage;
+  if (!problems.empty()) return kExitError;
   std::cout << (*rules)->rules().size() << " rules, " << (*rules)->facts().size()
             << " fact extractors loaded from " << (dir.empty() ? "the embedded pack" : dir) << "; "
             << (*rules)->UnfilteredPatternCount()
             << " pattern(s) without a prefilter literal (run on every line)\n";
-  return kExitOk;
+  return StdoutWritten("rules check") ? kExitOk : kExitError;
 }
 
 int RunRulesTest(const std::string& dir) {
   auto rules = LoadRules(dir);
   if (!rules.ok()) {
     std::cerr << rules.status().message() << "\n";
-    return kExitUsage;
+    return kExitError;
   }
   auto results = fp::source::RunRuleTests(*rules, CurrentYear());
   int passed = 0, failed = 0;
@@ -228,17 +323,20 @@ int RunRulesTest(const std::string& dir) {
               << "'" << r.detail << "\n";
   }
   std::cout << passed << " passed, " << failed << " failed\n";
+  if (!StdoutWritten("rules test")) return kExitError;
   return failed == 0 ? kExitOk : kExitFound;
 }
 
-// Debug view: how every line of a file (plain or .gz) is parsed (worker,
-// level, kind) and which tracebacks are assembled.
+// Debug view: how every line of a file (plain or .gz) is parsed (event time,
+// worker, level, kind) and which tracebacks are assembled.
 class PrintingSink final : public fp::parse::RecordSink {
  public:
   void OnRecord(const fp::LogRecord& r) override {
     std::string message(r.message.substr(0, 120));
-    std::cout << r.line_number << "\t" << r.worker->Label() << "\trank=" << r.worker->rank << "\t"
-              << fp::LevelName(r.level) << "\t" << KindName(r.kind) << "\t" << message << "\n";
+    std::cout << r.line_number << "\t"
+              << (r.time_us != 0 ? fp::correlate::FormatRfc3339(r.time_us) : "-") << "\t"
+              << r.worker->Label() << "\trank=" << r.worker->rank << "\t" << fp::LevelName(r.level)
+              << "\t" << KindName(r.kind) << "\t" << message << "\n";
   }
   void OnTraceback(const fp::Traceback& tb) override {
     std::cout << "== traceback " << tb.worker->Label() << " lines " << tb.first_line << ".."
@@ -278,22 +376,56 @@ int RunParse(const std::string& path) {
   auto plan = fp::source::PlanReplay(options);
   if (!plan.ok()) {
     std::cerr << "fingerprintd parse: " << plan.status().message() << "\n";
-    return kExitUsage;
+    return kExitError;
   }
   fp::NullPipelineEvents events;
+  bool read_ok = true;
   for (const auto& source : *plan) {
     PrintingSink sink;
     fp::parse::ParserOptions parser_options;
     parser_options.current_year = CurrentYear();
+    parser_options.now_us = NowMicros();
+    if (!source.pieces.empty() && source.pieces.back() != "-") {
+      parser_options.mtime_us = fp::source::FileMtimeMicros(source.pieces.back());
+    }
     fp::parse::SourceParser parser(0, source.name, parser_options, events, sink);
     fp::source::ReplayStats stats;
     fp::Status status = fp::source::ReadLines(
         source, parser_options.max_line_bytes, events,
         [&parser](std::string_view line) { parser.Feed(line); }, &stats);
-    if (!status.ok()) std::cerr << "fingerprintd parse: " << status.message() << "\n";
+    if (!status.ok()) {
+      std::cerr << "fingerprintd parse: " << status.message() << "\n";
+      read_ok = false;
+    }
     parser.Finish();
   }
-  return kExitOk;
+  if (!StdoutWritten("parse")) return kExitError;
+  return read_ok ? kExitOk : kExitError;
+}
+
+// CLI11 reports an unknown subcommand as "A subcommand is required"; this
+// names it and what was expected. "" when argv names no unknown subcommand.
+std::string UnknownSubcommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* current = &app;
+  std::string path = "fingerprintd";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.empty() || arg[0] == '-') return "";  // options: CLI11 explains those
+    auto subcommands = current->get_subcommands([](const CLI::App*) { return true; });
+    if (subcommands.empty()) return "";  // a leaf command: the rest are its arguments
+    const CLI::App* next = nullptr;
+    std::string names;
+    for (const CLI::App* sub : subcommands) {
+      if (sub->get_name() == arg) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (next == nullptr) {
+      return path + ": unknown command '" + arg + "' (expected one of: " + names + ")";
+    }
+    path += " " + arg;
+    current = next;
+  }
+  return "";
 }
 
 }  // namespace
@@ -310,16 +442,20 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "jsonl"}));
   replay_cmd->add_option("--input-format", replay.input_format,
                          "Envelope: auto, plain, cri, docker, journald, compose");
-  replay_cmd->add_option("--label", replay.labels, "Source label k=v (deployment=NAME names it)");
+  // One value per --label, so the paths after it stay paths (`--label k=v a.log b.log`).
+  replay_cmd->add_option("--label", replay.labels, "Source label k=v (deployment=NAME names it)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   replay_cmd->add_option("--deployment-from", replay.deployment_from,
                          "RE2 over each path; its capture groups name the deployment");
-  replay_cmd->add_option("--fail-on", replay.fail_on,
-                         "Exit 1 if an incident at or above this severity is found");
-  replay_cmd->add_option("--max-line-bytes", replay.max_line_bytes, "Line cap (longer: truncated)");
-  replay_cmd
-      ->add_option("--threads", replay.threads,
-                   "Replay different deployments in parallel (same output for any N)")
-      ->check(CLI::Range(1, 256));
+  auto* fail_on = replay_cmd->add_option(
+      "--fail-on", replay.fail_on, "Exit 1 if an incident at or above this severity is found");
+  // Numbers are read as text and checked in RunReplay, whose messages say what was wrong.
+  replay_cmd->add_option("--max-line-bytes", replay.max_line_bytes,
+                         "Line cap, at least 1 (longer lines are truncated)");
+  replay_cmd->add_option("--threads", replay.threads,
+                         "Replay different deployments in parallel, 1-256 (same output for any N)");
   replay_cmd->add_flag("--quiet", replay.quiet, "No summary on stderr");
   replay_cmd->add_option("paths", replay.paths, "Files, directories, .gz, or -")->required();
 
@@ -340,12 +476,17 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("version", "Print the version");
 
+  if (std::string unknown = UnknownSubcommand(app, argc, argv); !unknown.empty()) {
+    std::cerr << unknown << "\nRun with --help for more information.\n";
+    return kExitError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    return code == 0 ? kExitOk : kExitError;
   }
+  replay.fail_on_given = fail_on->count() > 0;
 
   if (*replay_cmd) return RunReplay(replay);
   if (*check_cmd) return RunRulesCheck(check_dir);
@@ -354,7 +495,7 @@ int main(int argc, char** argv) {
   if (int code = fp::daemon::DispatchRunCommands(run); code >= 0) return code;
   if (app.got_subcommand("version")) {
     std::cout << "fingerprintd " << FINGERPRINTD_VERSION << "\n";
-    return kExitOk;
+    return StdoutWritten("version") ? kExitOk : kExitError;
   }
-  return kExitUsage;
+  return kExitError;
 }

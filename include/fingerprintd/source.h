@@ -52,6 +52,10 @@ struct ReplaySource {
   std::string name;                 // shown in evidence
   std::vector<std::string> pieces;  // oldest first; "-" = stdin
   std::string deployment;
+  // The deployment came from ReplayOptions::deployment_from's captures; false
+  // when a pattern was given but captured nothing from this path (the caller
+  // says so: the default naming applies).
+  bool deployment_from_matched = false;
 };
 
 struct ReplayStats;
@@ -80,21 +84,29 @@ struct ReplayStats {
   uint64_t bytes = 0;
 };
 
-// Expands paths into sources: directories recursively in a stable order,
+// Expands paths into sources: directories recursively in a stable order
+// (symlinked directories followed, each real directory and file once),
 // rotated pieces (`0.log.20260104-143410[.gz]`, `x-json.log.1[.gz]`) joined to
-// their live file, deployment from labels / deployment_from / path.
+// their live file, deployment from labels / deployment_from / path. A missing
+// path, an unreadable directory or subdirectory, or a deployment_from that is
+// not RE2 or has no capture group is an error naming it.
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options);
 
 // Reads a source's pieces in order (gzip or plain; "-" is stdin) and calls
 // on_line for every line, capped at max_line_bytes (counted through events),
 // the unterminated last one included; on_chunk, if set, after every chunk of
 // chunk_bytes. A piece that cannot be opened or read returns NotFoundError or
-// DataLossError naming it, after the lines read so far were delivered.
+// DataLossError naming it (a gzip piece cut before its trailer is DataLoss),
+// after the lines read so far were delivered.
 Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEvents& events,
                  const LineCallback& on_line, ReplayStats* stats,
                  const ProgressCallback& on_chunk = nullptr, size_t chunk_bytes = 1 << 20);
 
+// A file's modification time in microseconds since the epoch, or 0 when it
+// cannot be read: the latest time its lines can carry (ParserOptions::mtime_us).
+int64_t FileMtimeMicros(const std::string& path);
 // The year of a file's modification time (UTC), or 0 when it cannot be read.
+// Superseded by FileMtimeMicros; kept until every caller sets mtime_us.
 int32_t FileMtimeYear(const std::string& path);
 
 // Replays every source through parse -> rules -> correlate into `sink`.

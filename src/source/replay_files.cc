@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "fingerprintd/source.h"
 
@@ -59,9 +60,10 @@ bool PieceBefore(const RotationKey& a, const RotationKey& b) {
   return false;
 }
 
-// `deployment_from` is the compiled --deployment-from pattern, or null.
+// Names the deployment of `path`; sets *matched when --deployment-from
+// captured something. `deployment_from` is the compiled pattern, or null.
 std::string DeploymentFor(const ReplayOptions& options, const RE2* deployment_from,
-                          const std::string& path, const std::string& fallback) {
+                          const std::string& path, const std::string& fallback, bool* matched) {
   auto label = options.labels.find("deployment");
   if (label != options.labels.end()) return label->second;
   if (deployment_from != nullptr) {
@@ -81,7 +83,10 @@ std::string DeploymentFor(const ReplayOptions& options, const RE2* deployment_fr
         if (!out.empty()) out += "/";
         out += v;
       }
-      if (!out.empty()) return out;
+      if (!out.empty()) {
+        *matched = true;
+        return out;
+      }
     }
   }
   // Kubernetes: /var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log
@@ -91,23 +96,53 @@ std::string DeploymentFor(const ReplayOptions& options, const RE2* deployment_fr
   return fallback;
 }
 
-// Collects files under a directory, recursively, sorted by path.
-Status ListDirectory(const std::string& dir, std::vector<std::string>* out) {
+// Walks one directory for ListDirectory. `seen_dirs` holds the real
+// (canonical) directories entered so far: a symlink back to an ancestor ends
+// there instead of looping, and a directory reached through two links is read
+// once. `files` gets (path as listed, canonical path).
+Status WalkDirectory(const fs::path& dir, std::set<fs::path>* seen_dirs,
+                     std::vector<std::pair<std::string, fs::path>>* files) {
   std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  if (ec) return NotFoundError(dir + ": " + ec.message());
-  std::vector<std::string> files;
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) return NotFoundError(dir + ": " + ec.message());
-    std::string name = it->path().filename().string();
-    if (!name.empty() && name[0] == '.') {
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
+  fs::path real = fs::canonical(dir, ec);
+  if (ec) return NotFoundError(dir.string() + ": cannot read directory: " + ec.message());
+  if (!seen_dirs->insert(real).second) return OkStatus();
+  fs::directory_iterator it(dir, ec);
+  if (ec) return NotFoundError(dir.string() + ": cannot read directory: " + ec.message());
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return NotFoundError(dir.string() + ": cannot read directory: " + ec.message());
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    fs::file_status st = fs::status(path, ec);  // follows symlinks
+    if (ec) {
+      // A dangling link (a log rotated away under a `current` link) is not input.
+      if (fs::is_symlink(it->symlink_status(ec))) continue;
+      return NotFoundError(path.string() + ": " + ec.message());
     }
-    if (it->is_regular_file()) files.push_back(it->path().string());
+    if (fs::is_directory(st)) {
+      if (Status s = WalkDirectory(path, seen_dirs, files); !s.ok()) return s;
+    } else if (fs::is_regular_file(st)) {
+      fs::path file_real = fs::canonical(path, ec);
+      if (ec) return NotFoundError(path.string() + ": " + ec.message());
+      files->emplace_back(path.string(), std::move(file_real));
+    }
   }
+  return OkStatus();
+}
+
+// Collects the regular files under a directory, recursively, sorted by path;
+// symlinked directories are followed, each real directory and file once (the
+// first path in sorted order names it). Names starting with '.' are skipped.
+// A directory or subdirectory that cannot be read is an error naming it.
+Status ListDirectory(const std::string& dir, std::vector<std::string>* out) {
+  std::set<fs::path> seen_dirs;
+  std::vector<std::pair<std::string, fs::path>> files;
+  if (Status s = WalkDirectory(dir, &seen_dirs, &files); !s.ok()) return s;
   std::sort(files.begin(), files.end());
-  out->insert(out->end(), files.begin(), files.end());
+  std::set<fs::path> seen_files;
+  for (auto& [path, real] : files) {
+    if (seen_files.insert(real).second) out->push_back(std::move(path));
+  }
   return OkStatus();
 }
 
@@ -146,7 +181,18 @@ Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEven
       splitter.Append(std::string_view(buffer.data(), static_cast<size_t>(n)), counted);
       if (on_chunk) on_chunk(*stats, source.name);
     }
-    gzclose(in);
+    // A gzip stream cut short (a piece copied while kubelet was still
+    // compressing it, a partial download) reads as a clean end of file: zlib
+    // only reports it as Z_BUF_ERROR, from gzerror after the last read and
+    // from gzclose.
+    int err = Z_OK;
+    gzerror(in, &err);
+    const int closed = gzclose(in);
+    if (err == Z_BUF_ERROR || closed == Z_BUF_ERROR) {
+      splitter.Finish(counted);
+      return DataLossError(piece + ": truncated gzip stream: input ends before the gzip trailer (" +
+                           std::to_string(stats->bytes) + " bytes read)");
+    }
   }
   splitter.Finish(counted);
   return OkStatus();
@@ -162,6 +208,11 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
     if (!deployment_from->ok()) {
       return InvalidArgumentError("--deployment-from: invalid RE2 pattern: " +
                                   deployment_from->error());
+    }
+    if (deployment_from->NumberOfCapturingGroups() == 0) {
+      return InvalidArgumentError("--deployment-from: '" + options.deployment_from +
+                                  "' has no capture group; its groups name the deployment, "
+                                  "e.g. '/pods/([^/]+)/'");
     }
   }
   // (file, deployment fallback) in argument order, directories expanded.
@@ -201,7 +252,8 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
     if (inserted) {
       ReplaySource source;
       source.name = stream_key;
-      source.deployment = DeploymentFor(options, deployment_from.get(), file, fallback);
+      source.deployment = DeploymentFor(options, deployment_from.get(), file, fallback,
+                                        &source.deployment_from_matched);
       sources.push_back(std::move(source));
     }
     pieces[stream_key].emplace_back(key, file);
@@ -213,6 +265,12 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
     for (const auto& [key, file] : list) source.pieces.push_back(file);
   }
   return sources;
+}
+
+int64_t FileMtimeMicros(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000 + st.st_mtim.tv_nsec / 1000;
 }
 
 int32_t FileMtimeYear(const std::string& path) {

@@ -2,49 +2,18 @@
 // pieces, --fail-on, errors that name what is wrong.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "testing/cli_runner.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CommandResult Fingerprintd(const std::string& args) {
-  std::string command = std::string(FINGERPRINTD_BINARY) + " " + args + " 2>&1";
-  CommandResult run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("fingerprintd-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
 
 TEST_F(CliTest, ReplayOfTheTargetExitsZeroAndPrintsOneIncident) {
   CommandResult run = Fingerprintd("replay --quiet " + Golden("vllm_tp2_unknown_sf.log"));

@@ -43,6 +43,108 @@ class Context {
   std::string rule_;
 };
 
+// The level names a stage may require, defined here only (rules/README.md
+// lists them): Python logging's names, and ANY for lines of any level. Aliases
+// the log parser also reads (WARN, FATAL, TRACE) are rejected, not mapped, so
+// every rule spells a level one way.
+constexpr std::pair<std::string_view, Level> kStageLevels[] = {
+    {"ANY", Level::kUnknown},     {"DEBUG", Level::kDebug}, {"INFO", Level::kInfo},
+    {"WARNING", Level::kWarning}, {"ERROR", Level::kError}, {"CRITICAL", Level::kCritical}};
+
+std::string StageLevelList() {
+  std::string out;
+  for (size_t i = 0; i < std::size(kStageLevels); ++i) {
+    if (i > 0) out += i + 1 == std::size(kStageLevels) ? " or " : ", ";
+    out += kStageLevels[i].first;
+  }
+  return out;
+}
+
+// Durations beyond a week are a typo, and would overflow microseconds.
+constexpr int64_t kMaxDurationUs = 7LL * 24 * 3'600'000'000LL;
+
+// The source lines of one file, for checks yaml-cpp does not make.
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+size_t Indent(std::string_view line) {
+  size_t n = 0;
+  while (n < line.size() && line[n] == ' ') ++n;
+  return n;
+}
+
+// A quoted scalar opening at (line, column) that is not closed on its line
+// and whose next non-blank line is not indented past the opening line: YAML
+// forbids that, but yaml-cpp reads on until the next quote, swallowing the keys
+// in between. Returns the 0-based line of the swallowed text, or -1.
+int UnterminatedQuoteRunsInto(const std::vector<std::string_view>& lines, size_t line,
+                              size_t column) {
+  if (line >= lines.size() || column >= lines[line].size()) return -1;
+  std::string_view text = lines[line];
+  const char quote = text[column];
+  if (quote != '"' && quote != '\'') return -1;
+  for (size_t i = column + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is an escaped quote
+      } else {
+        return -1;  // closed on its own line
+      }
+    }
+  }
+  for (size_t next = line + 1; next < lines.size(); ++next) {
+    if (lines[next].find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    return Indent(lines[next]) <= Indent(text) ? static_cast<int>(next) : -1;
+  }
+  return -1;
+}
+
+// Checks the whole document for what yaml-cpp accepts silently: a key given
+// twice in one mapping (it would keep the first) and an unterminated quote.
+Status CheckDocument(const Context& ctx, const std::vector<std::string_view>& lines,
+                     const YAML::Node& node, const std::string& path) {
+  if (node.IsMap()) {
+    std::map<std::string, int> seen;  // key -> line
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      const std::string field = path.empty() ? key : path + "." + key;
+      const int line = kv.first.Mark().line + 1;
+      if (auto [it, inserted] = seen.emplace(key, line); !inserted) {
+        return ctx.ErrorAt(line, field,
+                           "duplicate key (first at line " + std::to_string(it->second) + ")");
+      }
+      if (Status s = CheckDocument(ctx, lines, kv.second, field); !s.ok()) return s;
+    }
+  } else if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      if (Status s = CheckDocument(ctx, lines, node[i], path + "[" + std::to_string(i) + "]");
+          !s.ok())
+        return s;
+    }
+  } else if (node.IsScalar() && node.Tag() == "!") {  // a quoted scalar
+    const YAML::Mark mark = node.Mark();
+    if (mark.line >= 0 && mark.column >= 0) {
+      if (int into = UnterminatedQuoteRunsInto(lines, mark.line, mark.column); into >= 0) {
+        return ctx.ErrorAt(
+            mark.line + 1, path.empty() ? "yaml" : path,
+            "unterminated quote: the string runs on into line " + std::to_string(into + 1));
+      }
+    }
+  }
+  return OkStatus();
+}
+
 Status CheckKeys(const Context& ctx, const YAML::Node& map, std::string_view where,
                  std::initializer_list<std::string_view> allowed) {
   if (!map.IsMap()) return ctx.Error(map, where, "expected a mapping");
@@ -108,13 +210,16 @@ Status GetDuration(const Context& ctx, const YAML::Node& map, std::string_view f
   std::string text = node.IsScalar() ? node.as<std::string>() : "";
   int64_t value = 0;
   std::string unit;
-  if (!RE2::FullMatch(text, R"((\d+)(ms|s|m|h))", &value, &unit) || value <= 0) {
+  if (!RE2::FullMatch(text, R"((\d{1,12})(ms|s|m|h))", &value, &unit) || value <= 0) {
     return ctx.Error(node, field, "expected a positive duration such as 30s, 10m or 2h");
   }
   int64_t scale = unit == "ms"  ? 1000
                   : unit == "s" ? 1'000'000
                   : unit == "m" ? 60'000'000
                                 : 3'600'000'000LL;
+  if (value > kMaxDurationUs / scale) {
+    return ctx.Error(node, field, "'" + text + "' is longer than the maximum of 168h (7 days)");
+  }
   *out_us = value * scale;
   return OkStatus();
 }
@@ -132,6 +237,20 @@ Status CompilePattern(const Context& ctx, const YAML::Node& node, std::string_vi
   auto re = std::make_shared<const re2::RE2>(pattern, options);
   if (!re->ok()) return ctx.Error(node, field, "invalid RE2 pattern: " + re->error());
   if (out) *out = std::move(re);
+  return OkStatus();
+}
+
+// Compiles every pattern of a list (or of a lone scalar); an error names the
+// pattern's own line and its index: `sequence[1].patterns[2]`.
+Status CompilePatternList(const Context& ctx, const YAML::Node& node, const std::string& field,
+                          const std::vector<std::string>& patterns) {
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    const YAML::Node item = node.IsSequence() ? node[i] : node;
+    if (Status s = CompilePattern(ctx, item, field + "[" + std::to_string(i) + "]", patterns[i],
+                                  false, nullptr);
+        !s.ok())
+      return s;
+  }
   return OkStatus();
 }
 
@@ -166,21 +285,22 @@ Status ParseStages(const Context& ctx, const YAML::Node& rule_node, Rule* rule) 
       return s;
     Stage stage;
     if (Status s = GetString(ctx, node, "id", true, &stage.id); !s.ok()) return s;
-    where = "sequence." + stage.id;
-    if (!ids.insert(stage.id).second) return ctx.Error(node["id"], where, "duplicate stage id");
+    if (!ids.insert(stage.id).second) {
+      return ctx.Error(node["id"], where + ".id", "duplicate stage id '" + stage.id + "'");
+    }
     std::string level = "INFO";
     if (Status s = GetString(ctx, node, "level", false, &level); !s.ok()) return s;
-    stage.level = ParseLevel(level);
-    if (stage.level == Level::kUnknown && level != "ANY") {
+    const auto* known = std::find_if(std::begin(kStageLevels), std::end(kStageLevels),
+                                     [&](const auto& named) { return named.first == level; });
+    if (known == std::end(kStageLevels)) {
       return ctx.Error(node["level"], where + ".level",
-                       "expected ANY, DEBUG, INFO, WARNING, ERROR or CRITICAL");
+                       "expected " + StageLevelList() + ", got '" + level + "'");
     }
+    stage.level = known->second;
     if (Status s = GetStringList(ctx, node, "patterns", true, &stage.patterns); !s.ok()) return s;
-    for (const std::string& p : stage.patterns) {
-      if (Status s = CompilePattern(ctx, node["patterns"], where + ".patterns", p, false, nullptr);
-          !s.ok())
-        return s;
-    }
+    if (Status s = CompilePatternList(ctx, node["patterns"], where + ".patterns", stage.patterns);
+        !s.ok())
+      return s;
     if (Status s = GetBool(ctx, node, "required", &stage.required); !s.ok()) return s;
     if (Status s = GetBool(ctx, node, "symptom", &stage.symptom); !s.ok()) return s;
     if (stage.symptom) {
@@ -350,15 +470,15 @@ Status ParseFactsFile(const Context& ctx, const YAML::Node& root, std::vector<Fa
     FactExtractor fact;
     if (Status s = GetString(ctx, list[i], "name", true, &fact.name); !s.ok()) return s;
     if (Status s = GetStringList(ctx, list[i], "patterns", true, &fact.patterns); !s.ok()) return s;
-    for (const std::string& p : fact.patterns) {
+    const YAML::Node patterns = list[i]["patterns"];
+    for (size_t k = 0; k < fact.patterns.size(); ++k) {
+      const YAML::Node item = patterns.IsSequence() ? patterns[k] : patterns;
+      const std::string field = where + ".patterns[" + std::to_string(k) + "]";
       std::shared_ptr<const re2::RE2> re;
-      if (Status s = CompilePattern(ctx, list[i]["patterns"], "facts." + fact.name + ".patterns", p,
-                                    false, &re);
-          !s.ok())
+      if (Status s = CompilePattern(ctx, item, field, fact.patterns[k], false, &re); !s.ok())
         return s;
       if (re->NumberOfCapturingGroups() < 1) {
-        return ctx.Error(list[i]["patterns"], "facts." + fact.name + ".patterns",
-                         "needs a capture group for the value: " + p);
+        return ctx.Error(item, field, "needs a capture group for the value: " + fact.patterns[k]);
       }
     }
     facts->push_back(std::move(fact));
@@ -389,9 +509,43 @@ std::string RuleIdOfText(const std::string& text) {
   return RE2::PartialMatch(text, kIdLine, &id) ? id : "?";
 }
 
+// The first quote left open before line `upto` (0-based), found in the text
+// since the document did not parse; block scalars (`log: |`) are skipped.
+// Returns its line, or -1.
+int UnterminatedQuoteBefore(const std::vector<std::string_view>& lines, size_t upto) {
+  static const RE2 kQuoted(R"(^ *(?:- +)?(?:[A-Za-z_][\w.-]*: +)?(["']))");
+  static const RE2 kBlock(R"(^ *(?:- +)?(?:[A-Za-z_][\w.-]*: *)?[|>][-+0-9]*\s*$)");
+  size_t block_indent = std::string_view::npos;
+  for (size_t i = 0; i <= upto && i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (block_indent != std::string_view::npos) {
+      if (Indent(line) > block_indent) continue;
+      block_indent = std::string_view::npos;
+    }
+    if (RE2::PartialMatch(line, kBlock)) {
+      block_indent = Indent(line);
+      continue;
+    }
+    re2::StringPiece quote;
+    if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), kQuoted, &quote) &&
+        UnterminatedQuoteRunsInto(lines, i, quote.data() - line.data()) >= 0) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
 Status YamlError(const std::string& file, const std::string& text, const YAML::Exception& e) {
   std::ostringstream msg;
-  msg << file << ":" << e.mark.line + 1 << ": rule " << RuleIdOfText(text) << ": yaml: " << e.msg;
+  const std::vector<std::string_view> lines = SplitLines(text);
+  const int quote = e.mark.line >= 0 ? UnterminatedQuoteBefore(lines, e.mark.line) : -1;
+  if (quote >= 0) {
+    msg << file << ":" << quote + 1 << ": rule " << RuleIdOfText(text)
+        << ": yaml: unterminated quote (then at line " << e.mark.line + 1 << ": " << e.msg << ")";
+  } else {
+    msg << file << ":" << e.mark.line + 1 << ": rule " << RuleIdOfText(text) << ": yaml: " << e.msg;
+  }
   return InvalidArgumentError(msg.str());
 }
 
@@ -417,6 +571,9 @@ StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
     YAML::Node root;
     if (Status s = ParseYamlText(file, text, &root); !s.ok()) return s;
     try {
+      Context doc_ctx = ctx;
+      if (root.IsMap() && root["id"].IsScalar()) doc_ctx.set_rule(root["id"].Scalar());
+      if (Status s = CheckDocument(doc_ctx, SplitLines(text), root, ""); !s.ok()) return s;
       if (std::filesystem::path(file).filename() == kFactsFile) {
         have_facts = true;
         if (Status s = ParseFactsFile(ctx, root, &set->facts_, &set->kernel_support_); !s.ok())
@@ -461,11 +618,26 @@ StatusOr<std::shared_ptr<const RuleSet>> LoadRuleDir(const std::string& dir) {
   if (!std::filesystem::is_directory(dir, ec)) {
     return NotFoundError(dir + ": not a directory");
   }
+  // A pack is the directory's *.yaml files. What looks meant as part of it
+  // but would not be read (*.yml, subdirectories) is an error, not a silent
+  // skip; other files (README.md) and hidden ones are not rules.
   std::vector<std::string> paths;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
-      paths.push_back(entry.path().string());
+    const std::filesystem::path& path = entry.path();
+    const std::string name = path.filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    if (entry.is_directory()) {
+      return InvalidArgumentError(path.string() +
+                                  ": subdirectories of a rule pack are not loaded; move its "
+                                  "rules up into " +
+                                  dir);
     }
+    if (!entry.is_regular_file()) continue;
+    if (path.extension() == ".yml") {
+      return InvalidArgumentError(path.string() + ": rule files end in .yaml; rename it to " +
+                                  path.stem().string() + ".yaml");
+    }
+    if (path.extension() == ".yaml") paths.push_back(path.string());
   }
   if (ec) return NotFoundError(dir + ": " + ec.message());
   std::sort(paths.begin(), paths.end());

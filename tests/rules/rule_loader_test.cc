@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "fingerprintd/rules.h"
 
 namespace fingerprintd::rules {
@@ -70,7 +73,7 @@ TEST(RuleLoaderTest, InvalidRe2PatternNamesRuleFieldAndLine) {
   Status s = Load("rules/good-rule.yaml", text);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:8: rule good-rule: "
-                                      "sequence.symptom.patterns: invalid RE2 pattern"));
+                                      "sequence[0].patterns[0]: invalid RE2 pattern"));
 }
 
 TEST(RuleLoaderTest, UnknownKeyIsRejectedWithItsLine) {
@@ -140,6 +143,112 @@ TEST(RuleLoaderTest, DuplicateRuleIdsAreRejected) {
                                {"other/good-rule.yaml", ValidRule()}});
   ASSERT_FALSE(result.ok());
   EXPECT_THAT(result.status().message(), HasSubstr("duplicate rule id"));
+}
+
+TEST(RuleLoaderTest, UnterminatedQuoteIsAYamlErrorAtItsLineNotAMissingField) {
+  // Open to the end of the file: yaml-cpp would swallow `class:` and below.
+  std::string text = ValidRule();
+  text.replace(text.find("title: A good rule"), 18, "title: \"A good rule");
+  text.erase(text.find("explanation:"));
+  Status s = Load("rules/good-rule.yaml", text);
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:2: rule good-rule: title: "
+                                      "unterminated quote: the string runs on into line 3"));
+  // Closed by a later quote: the syntax error it causes is reported at the quote.
+  text = ValidRule();
+  text.replace(text.find("title: A good rule"), 18, "title: \"A good rule");
+  s = Load("rules/good-rule.yaml", text);
+  EXPECT_THAT(s.message(),
+              StartsWith("rules/good-rule.yaml:2: rule good-rule: yaml: unterminated quote"));
+}
+
+TEST(RuleLoaderTest, DuplicateKeyIsRejectedNamingBothLines) {
+  std::string text = ValidRule() + "severity: critical\n";
+  Status s = Load("rules/good-rule.yaml", text);
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:18: rule good-rule: severity: "
+                                      "duplicate key (first at line 4)"));
+  text = ValidRule();
+  text.replace(text.find("    symptom: true"), 17, "    symptom: true\n    level: INFO");
+  s = Load("rules/good-rule.yaml", text);
+  EXPECT_THAT(s.message(), HasSubstr(":10: rule good-rule: sequence[0].level: duplicate key "
+                                     "(first at line 7)"));
+}
+
+class RuleDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fingerprintd-rules-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    Write("facts.yaml", kFacts);
+    Write("good-rule.yaml", ValidRule());
+    Write("README.md", "not a rule\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(RuleDirTest, PackDirectoryWithOnlyYamlRulesLoads) {
+  auto result = LoadRuleDir(dir_.string());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ((*result)->rules().size(), 1u);
+}
+
+TEST_F(RuleDirTest, YmlFileIsRejectedNamingItInsteadOfIgnored) {
+  Write("other-rule.yml", ValidRule("other-rule"));
+  auto result = LoadRuleDir(dir_.string());
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("other-rule.yml: rule files end in .yaml; rename it to other-rule.yaml"));
+}
+
+TEST_F(RuleDirTest, SubdirectoryIsRejectedNamingItInsteadOfIgnored) {
+  std::filesystem::create_directories(dir_ / "extra");
+  auto result = LoadRuleDir(dir_.string());
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(),
+              HasSubstr((dir_ / "extra").string() + ": subdirectories of a rule pack are not"));
+}
+
+TEST(RuleLoaderTest, StageLevelsAreExactlyTheDocumentedNames) {
+  for (const std::string level : {"ANY", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}) {
+    std::string text = ValidRule();
+    text.replace(text.find("level: ERROR"), 12, "level: " + level);
+    EXPECT_TRUE(Load("rules/good-rule.yaml", text).ok()) << level;
+  }
+  for (const std::string level : {"FATAL", "WARN", "TRACE", "error"}) {
+    std::string text = ValidRule();
+    text.replace(text.find("level: ERROR"), 12, "level: " + level);
+    EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+                HasSubstr(":7: rule good-rule: sequence[0].level: expected ANY, DEBUG, INFO, "
+                          "WARNING, ERROR or CRITICAL, got '" +
+                          level + "'"));
+  }
+}
+
+TEST(RuleLoaderTest, BadPatternIsReportedAtItsOwnLineWithItsIndex) {
+  std::string text = ValidRule();
+  text.replace(text.find("    patterns: ['CUDA out of memory']"), 36,
+               "    patterns:\n      - 'CUDA out of memory'\n      - 'CUDA error'\n"
+               "      - '(?<=lookbehind)x'");
+  Status s = Load("rules/good-rule.yaml", text);
+  EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:11: rule good-rule: "
+                                      "sequence[0].patterns[2]: invalid RE2 pattern"));
+}
+
+TEST(RuleLoaderTest, AbsurdDurationIsRejected) {
+  std::string text = ValidRule() + "window: 99999999999999999h\n";
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+              HasSubstr("window: expected a positive duration"));
+  text = ValidRule() + "maxspan: 200h\n";
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+              HasSubstr("maxspan: '200h' is longer than the maximum of 168h (7 days)"));
+  text = ValidRule() + "maxspan: 168h\n";
+  EXPECT_TRUE(Load("rules/good-rule.yaml", text).ok());
 }
 
 TEST(RuleLoaderTest, EmbeddedPackLoads) {

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -39,6 +40,7 @@
 #include "fingerprintd/rules.h"
 #include "sink/jsonl_sink.h"
 #include "source/checkpoint_store.h"
+#include "source/glob.h"
 #include "source/inotify_watcher.h"
 #include "source/tailer.h"
 
@@ -205,8 +207,22 @@ class FileSource final : public LiveSource, public source::TailerClient {
     }
   }
 
-  // TailerClient
-  std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override {
+  // True when one of this source's globs matches `stream`.
+  bool Matches(const std::string& stream) const {
+    for (const std::string& glob : config_.paths) {
+      std::string absolute =
+          glob.starts_with("/") ? glob : (std::filesystem::current_path() / glob).string();
+      if (source::GlobMatch(std::filesystem::path(absolute).lexically_normal().string(), stream)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Registers `stream` with the pipeline (once); its checkpoint, if any, sets
+  // where the pipeline expects it to resume.
+  Pipeline::SourceId Register(const std::string& stream) {
+    if (auto it = ids_.find(stream); it != ids_.end()) return it->second;
     SourceSpec spec;
     spec.name = stream;
     spec.deployment = config::DeploymentForPath(config_.labels, deployment_from_.get(), stream);
@@ -216,16 +232,20 @@ class FileSource final : public LiveSource, public source::TailerClient {
     spec.parser.max_line_bytes = tailer_config_.max_line_bytes;
     spec.parser.now_us = WallNowMicros();
     spec.parser.current_year = CurrentYear();
-    std::optional<source::StreamCheckpoint> resume;
+    if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
+    Pipeline::SourceId id = pipeline_.AddSource(spec);
+    ids_[stream] = id;
+    spdlog::info("tailing {} (deployment {})", stream, spec.deployment);
+    return id;
+  }
+
+  // TailerClient
+  std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override {
+    Register(stream);
     auto it = restored_.find(stream);
-    if (it != restored_.end()) {
-      spec.start = it->second.safe;
-      resume = source::StreamCheckpoint{it->second.pieces, it->second.safe.offset};
-    }
-    ids_[stream] = pipeline_.AddSource(spec);
-    spdlog::info("tailing {} (deployment {}){}", stream, spec.deployment,
-                 resume ? " from its checkpoint at byte " + std::to_string(resume->offset) : "");
-    return resume;
+    if (it == restored_.end()) return std::nullopt;
+    spdlog::info("{}: resuming from its checkpoint at byte {}", stream, it->second.safe.offset);
+    return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset};
   }
   void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override {
     auto it = ids_.find(stream);
@@ -337,17 +357,30 @@ class Daemon {
     engine_ = std::make_unique<Engine>();
     Pipeline::Options options;
     engine_->pipeline = std::make_unique<Pipeline>(rules_, options, events_, fanout_);
+    std::vector<FileSource*> files;
+    for (const config::SourceConfig& source : config_.sources) {
+      auto file = std::make_unique<FileSource>(io_, source, config_.tailer, *engine_->pipeline,
+                                               events_, engine_->restored);
+      files.push_back(file.get());
+      engine_->sources.push_back(std::move(file));
+    }
     if (checkpoint) {
+      // The checkpoint's sources are registered before the state is restored,
+      // so the pipeline and its correlator agree on their ids.
+      for (const auto& source : checkpoint->sources) engine_->restored[source.name] = source;
+      for (const auto& source : checkpoint->sources) {
+        for (FileSource* file : files) {
+          if (file->Matches(source.name)) {
+            file->Register(source.name);
+            break;
+          }
+        }
+      }
       if (Status s = engine_->pipeline->RestoreState(checkpoint->pipeline_state); !s.ok()) {
         events_.checkpoints_ignored.fetch_add(1);
         spdlog::warn("checkpoint state not restored ({}); starting from start_at", s.message());
-      } else {
-        for (const auto& source : checkpoint->sources) engine_->restored[source.name] = source;
+        return StartEngine(nullptr);
       }
-    }
-    for (const config::SourceConfig& source : config_.sources) {
-      engine_->sources.push_back(std::make_unique<FileSource>(
-          io_, source, config_.tailer, *engine_->pipeline, events_, engine_->restored));
     }
     for (auto& source : engine_->sources) {
       if (Status s = source->Start(); !s.ok()) return s;

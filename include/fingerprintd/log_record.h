@@ -4,7 +4,9 @@
 // Records are produced by parse::SourceParser and handed to a RecordSink by
 // const reference; the string_views inside are valid only for that call.
 // WorkerInfo objects are owned by the parser's WorkerTable and live as long as
-// the parser (stable addresses), so a `const WorkerInfo*` may be kept.
+// the parser (stable addresses), so a `const WorkerInfo*` may be kept; at the
+// stream cap a silent stream's object is reused for a new process, announced
+// by RecordSink::OnStreamForgotten.
 #pragma once
 
 #include <cstdint>

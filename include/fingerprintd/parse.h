@@ -58,7 +58,10 @@ struct ParserOptions {
   // Headers carry local time without a zone; this offset (seconds east of
   // UTC) converts them when the envelope gives no zone. 0 = assume UTC.
   int32_t local_utc_offset_s = 0;
-  size_t max_workers = 4096;  // distinct process streams per source; beyond: merged, counted
+  // Process streams kept per source. Past it, the stream silent the longest
+  // (event time) is forgotten and its slot reused, counted as
+  // Evicted::kProcessStream: a crash loop brings new pids at every restart.
+  size_t max_workers = 4096;
 };
 
 // Receives the parser's output. Views inside LogRecord are valid only for the
@@ -70,16 +73,23 @@ class RecordSink {
   // Called when a traceback is complete (exception line), or flushed by a
   // foreign line, Tick() or Finish().
   virtual void OnTraceback(const Traceback& traceback) = 0;
+  // The stream is forgotten: its open traceback was emitted just before, and
+  // its WorkerInfo (same id, same address) is about to describe another
+  // process. Drop whatever is kept for it.
+  virtual void OnStreamForgotten(const WorkerInfo& /*worker*/) {}
 };
 
 // The process streams of one source. Stable addresses.
 class WorkerTable {
  public:
   const WorkerInfo& Get(uint32_t id) const { return *workers_[id]; }
+  WorkerInfo* Mutable(uint32_t id) { return workers_[id].get(); }
   size_t size() const { return workers_.size(); }
-  // Finds or adds the stream; returns the shared overflow entry past the cap.
-  WorkerInfo* Intern(ProcessRole role, std::string_view name, int32_t pid, std::string_view ip,
-                     size_t max_workers, bool* overflowed);
+  // Finds or adds the stream.
+  WorkerInfo* Intern(ProcessRole role, std::string_view name, int32_t pid, std::string_view ip);
+  // Makes `worker` (same id and address) describe another process.
+  static void Reuse(WorkerInfo* worker, ProcessRole role, std::string_view name, int32_t pid,
+                    std::string_view ip);
   WorkerInfo* Unprefixed();  // the stream of lines without a process prefix
 
  private:

@@ -32,6 +32,15 @@ enum class TimeFallback : uint8_t {
 };
 std::string_view TimeFallbackName(TimeFallback fallback);
 
+// What state was forgotten to keep memory bounded (fingerprintd_evictions_total{what}).
+enum class Evicted : uint8_t {
+  kProcessStream = 0,  // a source's process stream silent the longest, at the stream cap
+  kIncident,           // the oldest open incident, at the open-incident cap
+  kHeldEvent,          // an event released early, at the held-event cap
+  kCount
+};
+std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event"
+
 class PipelineEvents {
  public:
   virtual ~PipelineEvents() = default;
@@ -47,6 +56,8 @@ class PipelineEvents {
   // The live daemon's file tailer; replay never calls these.
   virtual void FileRotated() = 0;
   virtual void FileTruncated() = 0;
+  // State forgotten at a cap (not a line lost: counted apart from drops).
+  virtual void StateEvicted(Evicted /*what*/) {}
 };
 
 // Does nothing; for callers that do not count.

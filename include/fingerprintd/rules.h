@@ -224,6 +224,8 @@ class RuleEngine final : public parse::RecordSink {
 
   void OnRecord(const LogRecord& record) override;
   void OnTraceback(const Traceback& traceback) override;
+  // Decides the stream's pending symptoms and drops its state.
+  void OnStreamForgotten(const WorkerInfo& worker) override;
   // Decides symptoms on message lines older than the pending timeout (live input).
   void Tick(int64_t now_us);
   // End of input: resolves pending symptoms without a traceback.

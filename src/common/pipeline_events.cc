@@ -27,6 +27,20 @@ std::string_view DropReasonName(DropReason reason) {
   return "unknown";
 }
 
+std::string_view EvictedName(Evicted what) {
+  switch (what) {
+    case Evicted::kProcessStream:
+      return "process_stream";
+    case Evicted::kIncident:
+      return "incident";
+    case Evicted::kHeldEvent:
+      return "held_event";
+    case Evicted::kCount:
+      break;
+  }
+  return "unknown";
+}
+
 std::string_view TimeFallbackName(TimeFallback fallback) {
   switch (fallback) {
     case TimeFallback::kYearFromMtime:

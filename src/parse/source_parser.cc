@@ -101,6 +101,8 @@ struct SourceParser::Impl {
   void Feed(std::string_view line);
   void Process(const EnvelopeRecord& rec);
   WorkerInfo* Lookup(const ProcessId& id, std::string_view key);
+  WorkerInfo* Recycle(const ProcessId& id);
+  static void IndexKey(std::string_view name, int32_t pid, std::string_view ip, std::string* out);
   int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec);
   void LearnRank(WorkerInfo* worker, std::string_view message);
 
@@ -117,7 +119,6 @@ struct SourceParser::Impl {
   uint64_t offset = 0;
   std::string clean_scratch;
   WorkerInfo* unprefixed = nullptr;
-  WorkerInfo* overflow = nullptr;
   WorkerInfo* header_worker = nullptr;  // rank named by the last record's header
   // Consecutive lines mostly come from the same process: compare the prefix
   // text before hashing.
@@ -130,34 +131,61 @@ struct SourceParser::Impl {
 };
 
 WorkerInfo* SourceParser::Impl::Lookup(const ProcessId& id, std::string_view key) {
-  if (last_worker != nullptr && key == last_key) {
-    if (last_worker == overflow) events.LineDropped(DropReason::kStateEvicted);
-    return last_worker;
-  }
-  key_scratch.assign(id.name.data(), id.name.size());
-  key_scratch += '\x1f';
-  key_scratch += std::to_string(id.pid);
-  key_scratch += '\x1f';
-  key_scratch.append(id.ip.data(), id.ip.size());
+  if (last_worker != nullptr && key == last_key) return last_worker;
+  IndexKey(id.name, id.pid, id.ip, &key_scratch);
   WorkerInfo* worker;
   auto it = index.find(std::string_view(key_scratch));
   if (it != index.end()) {
     worker = it->second;
   } else {
-    bool overflowed = false;
-    worker = workers.Intern(id.role, id.name, id.pid, id.ip, options.max_workers, &overflowed);
-    if (overflowed) {
-      overflow = worker;
-      events.LineDropped(DropReason::kStateEvicted);
+    // The unprefixed stream is not a process and does not count.
+    if (workers.size() > options.max_workers) {
+      worker = Recycle(id);
     } else {
-      worker->dp = id.dp, worker->pp = id.pp, worker->tp = id.tp, worker->ep = id.ep;
-      worker->rank = id.rank;
-      index.emplace(key_scratch, worker);
+      worker = workers.Intern(id.role, id.name, id.pid, id.ip);
     }
+    worker->dp = id.dp, worker->pp = id.pp, worker->tp = id.tp, worker->ep = id.ep;
+    worker->rank = id.rank;
+    index.emplace(key_scratch, worker);
   }
   last_key.assign(key.data(), key.size());
   last_worker = worker;
   return worker;
+}
+
+void SourceParser::Impl::IndexKey(std::string_view name, int32_t pid, std::string_view ip,
+                                  std::string* out) {
+  out->assign(name.data(), name.size());
+  *out += '\x1f';
+  *out += std::to_string(pid);
+  *out += '\x1f';
+  out->append(ip.data(), ip.size());
+}
+
+// The table is full: the process stream silent the longest (event time) is
+// forgotten — its traceback emitted, the engine told — and its slot reused.
+WorkerInfo* SourceParser::Impl::Recycle(const ProcessId& id) {
+  WorkerInfo* victim = nullptr;
+  int64_t oldest = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < workers.size(); ++i) {
+    WorkerInfo* w = workers.Mutable(static_cast<uint32_t>(i));
+    if (w == unprefixed || w == header_worker) continue;
+    const int64_t t = w->id < last_time.size() ? last_time[w->id] : kNoTime;
+    if (victim == nullptr || t < oldest) {
+      victim = w;
+      oldest = t;
+    }
+  }
+  assembler.Forget(victim);
+  sink.OnStreamForgotten(*victim);
+  events.StateEvicted(Evicted::kProcessStream);
+  std::string old_key;
+  IndexKey(victim->name, victim->pid, victim->ip, &old_key);
+  index.erase(old_key);
+  if (last_worker == victim) last_worker = nullptr;
+  WorkerTable::Reuse(victim, id.role, id.name, id.pid, id.ip);
+  if (victim->id < last_time.size()) last_time[victim->id] = kNoTime;
+  return victim;
 }
 
 int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord& rec) {

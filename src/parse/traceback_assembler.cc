@@ -318,6 +318,12 @@ void TracebackAssembler::Tick(int64_t now_us) {
   }
 }
 
+void TracebackAssembler::Forget(const WorkerInfo* worker) {
+  if (worker->id >= streams_.size()) return;
+  Stream& s = streams_[worker->id];
+  if (s.state != State::kIdle) Emit(s, s.state == State::kPending);
+}
+
 void TracebackAssembler::Finish() {
   if (active_ == 0) return;
   for (Stream& s : streams_) {

@@ -90,6 +90,9 @@ class TracebackAssembler {
   void Tick(int64_t now_us);
   // Emits everything still open or pending.
   void Finish();
+  // Emits what `worker`'s stream holds and resets it: the parser reuses the
+  // stream's slot for another process.
+  void Forget(const WorkerInfo* worker);
 
  private:
   enum class State : uint8_t { kIdle, kOpen, kPending };

@@ -27,6 +27,8 @@ namespace {
 constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int kPipelineStateVersion = 1;
+// A source's parser and engine are ticked when its event time moved on by this.
+constexpr int64_t kTickEvery = 1'000'000;
 
 // The line of the symptom stage of a hit (the line that decided it).
 uint64_t SymptomLine(const rules::RuleHit& hit) {
@@ -66,6 +68,9 @@ struct Pipeline::Impl {
     }
     void OnTraceback(const Traceback& traceback) override {
       source_.engine->OnTraceback(traceback);
+    }
+    void OnStreamForgotten(const WorkerInfo& worker) override {
+      source_.engine->OnStreamForgotten(worker);
     }
     void OnHit(rules::RuleHit hit) override {
       const uint64_t line = SymptomLine(hit);
@@ -109,8 +114,9 @@ struct Pipeline::Impl {
     std::unique_ptr<rules::RuleEngine> engine;
     std::unique_ptr<parse::SourceParser> parser;
     bool ended = false;
-    int64_t floor = kNoTime;  // highest event time read
-    uint64_t seq = 0;         // events produced
+    int64_t floor = kNoTime;   // highest event time read
+    int64_t ticked = kNoTime;  // floor at the last Tick of its parser and engine
+    uint64_t seq = 0;          // events produced
     SourcePosition next;
     int64_t last_line_wall = 0;  // wall time of the first Advance after its latest line
     bool fed_since_advance = false;
@@ -124,7 +130,7 @@ struct Pipeline::Impl {
     std::string name;
     std::vector<Source*> sources;
     std::map<HeldKey, Held> held;
-    int64_t clock = kNoTime;  // key of the last released hit: the correlator's event clock
+    int64_t clock = kNoTime;  // latest time of a released hit: the correlator's event clock
   };
 
   Impl(std::shared_ptr<const rules::RuleSet> r, Options o, PipelineEvents& e,
@@ -133,7 +139,12 @@ struct Pipeline::Impl {
 
   void Start(Source& s) {
     s.tap = std::make_unique<Tap>(*this, s);
-    s.engine = std::make_unique<rules::RuleEngine>(rules, s.id, events, *s.tap, options.engine);
+    // The parser bounds the stream ids (recycling past max_workers); the
+    // engine must take every one of them, the unprefixed stream included.
+    rules::RuleEngine::Options engine_options = options.engine;
+    engine_options.max_streams =
+        std::max(engine_options.max_streams, s.spec.parser.max_workers + 1);
+    s.engine = std::make_unique<rules::RuleEngine>(rules, s.id, events, *s.tap, engine_options);
     s.parser =
         std::make_unique<parse::SourceParser>(s.id, s.spec.name, s.spec.parser, events, *s.tap);
     s.parser->Seek(s.next.offset, s.next.line);
@@ -157,8 +168,13 @@ struct Pipeline::Impl {
     --held_count;
     switch (h.kind) {
       case Kind::kHit:
-        if (std::get<0>(key) > d.clock) {
-          d.clock = std::get<0>(key);
+        // The correlator's clock is the latest hit time released: windows
+        // that ended before this hit cannot take it, so they are closed
+        // first. (The key may be much later than the hit's time, for a
+        // symptom decided long after it was written; closing by the key
+        // would close the very incident the hit belongs to.)
+        if (h.hit.time_us > d.clock) {
+          d.clock = h.hit.time_us;
           correlator.AdvanceDeployment(d.name, d.clock);
         }
         correlator.OnHit(std::move(h.hit));
@@ -223,6 +239,16 @@ struct Pipeline::Impl {
     ++s.next.line;
     s.fed_since_advance = true;
     s.parser->Feed(line);
+    if (s.floor != kNoTime && (s.ticked == kNoTime || s.floor - s.ticked >= kTickEvery)) {
+      // Event time moved on: decide what waited too long in the source's
+      // other streams (a symptom whose process never wrote again, a
+      // traceback left open). Driven by the source's own lines only, so the
+      // same for any interleaving; the parser gets a timeout's margin, so a
+      // chained traceback is not cut by another stream's next line.
+      s.ticked = s.floor;
+      s.parser->Tick(s.floor - s.spec.parser.traceback_timeout_us);
+      s.engine->Tick(s.floor);
+    }
     if (!s.deployment->held.empty()) Release(*s.deployment, last_wall, false);
   }
 

@@ -250,6 +250,17 @@ struct RuleEngine::Impl {
     for (size_t i = 0; i < streams.size(); ++i) ExpirePending(streams[i], workers[i], now_us);
   }
 
+  // The parser forgot the stream (its slot goes to another process): its
+  // symptoms are decided now, and nothing of it is kept.
+  void Forget(const WorkerInfo& worker) {
+    if (worker.id >= streams.size()) return;
+    Stream& stream = streams[worker.id];
+    std::vector<Pending> pending = std::move(stream.pending);
+    stream.pending.clear();
+    for (const Pending& p : pending) Resolve(stream, &worker, p, nullptr);
+    stream = Stream();
+  }
+
   void Finish() {
     for (size_t i = 0; i < streams.size(); ++i) {
       std::vector<Pending> pending = std::move(streams[i].pending);
@@ -372,6 +383,7 @@ RuleEngine::~RuleEngine() = default;
 void RuleEngine::OnRecord(const LogRecord& record) { impl_->OnRecord(record); }
 void RuleEngine::OnTraceback(const Traceback& traceback) { impl_->OnTraceback(traceback); }
 void RuleEngine::Tick(int64_t now_us) { impl_->Tick(now_us); }
+void RuleEngine::OnStreamForgotten(const WorkerInfo& worker) { impl_->Forget(worker); }
 void RuleEngine::Finish() { impl_->Finish(); }
 
 }  // namespace fingerprintd::rules

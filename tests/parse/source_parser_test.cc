@@ -111,16 +111,23 @@ TEST_F(SourceParserTest, EachDistinctProcessIsInternedOnceWithStableIdentity) {
   for (size_t i = 0; i < table.size(); ++i) EXPECT_EQ(table.Get(i).id, i);
 }
 
-TEST_F(SourceParserTest, WorkersBeyondTheCapShareTheOverflowEntry) {
+TEST_F(SourceParserTest, PastTheStreamCapTheLongestSilentProcessIsForgottenAndItsSlotReused) {
   ParserOptions options;
-  options.max_workers = 3;  // the unprefixed stream counts
-  Parse({"(Worker_TP0 pid=10) a", "(Worker_TP1 pid=11) b", "(Worker_TP2 pid=12) c",
-         "(Worker_TP3 pid=13) d", "(Worker_TP2 pid=12) e"},
+  options.max_workers = 2;  // processes; the unprefixed stream does not count
+  Parse({"(Worker_TP0 pid=10) INFO 04-25 06:11:20 [a.py:1] a",
+         "(Worker_TP1 pid=11) INFO 04-25 06:11:27 [a.py:1] b",
+         "(Worker_TP2 pid=12) INFO 04-25 06:11:28 [a.py:1] c",
+         "(Worker_TP1 pid=11) INFO 04-25 06:11:29 [a.py:1] d"},
         options);
-  EXPECT_EQ(sink_.records[2].worker, sink_.records[3].worker);
-  EXPECT_EQ(sink_.records[2].worker->name, "(overflow)");
-  EXPECT_EQ(sink_.records[4].worker->name, "(overflow)");
-  EXPECT_EQ(events_.Dropped(DropReason::kStateEvicted), 3u);
+  ASSERT_EQ(sink_.records.size(), 4u);
+  // TP0 was silent the longest: its slot now holds TP2; TP1 is untouched.
+  EXPECT_EQ(sink_.records[2].worker, sink_.records[0].worker);
+  EXPECT_EQ(sink_.records[2].message, "c");
+  EXPECT_EQ(sink_.records[2].worker->Label(), "Worker_TP2 pid=12");
+  EXPECT_EQ(sink_.records[3].worker, sink_.records[1].worker);
+  EXPECT_EQ(sink_.records[3].worker->Label(), "Worker_TP1 pid=11");
+  EXPECT_EQ(parser_->workers().size(), 3u);                   // unprefixed, two processes
+  EXPECT_EQ(events_.Dropped(DropReason::kStateEvicted), 0u);  // no line was lost
 }
 
 TEST_F(SourceParserTest, RayWorkerLearnsItsRankFromTheWorldSizeLine) {

@@ -2,9 +2,7 @@
 // module:function frames of one exception block. Line numbers, paths outside
 // the package, pids and messages are left out, so the same failure on
 // different ranks, hosts or patch versions gives the same fingerprint.
-#include <cstdint>
-#include <cstdio>
-
+#include "common/hash.h"
 #include "fingerprintd/rules.h"
 
 namespace fingerprintd::rules {
@@ -37,30 +35,22 @@ std::string ModuleOfFile(std::string_view file) {
 }
 
 std::string TracebackFingerprint(const ExceptionBlock& block) {
-  // FNV-1a 64: stable across builds and platforms, unlike std::hash.
-  uint64_t hash = 1469598103934665603ULL;
-  auto mix = [&hash](std::string_view text) {
-    for (unsigned char c : text) {
-      hash ^= c;
-      hash *= 1099511628211ULL;
-    }
-    hash ^= 0xff;
-    hash *= 1099511628211ULL;
-  };
+  // Parts end in 0xff, not the usual 0x1f: fingerprints (and the incident ids
+  // built on them) were published with it, and must stay the same.
+  constexpr uint8_t kSeparator = 0xff;
+  Fnv1a64Hasher hasher;
   // Ray wraps the type: "ray.exceptions.RayTaskError(RuntimeError)" -> "RuntimeError".
   std::string_view type = block.type;
   size_t open = type.find('(');
   if (open != std::string_view::npos && type.back() == ')') {
     type = type.substr(open + 1, type.size() - open - 2);
   }
-  mix(type);
+  hasher.Add(type, kSeparator);
   for (const Frame& frame : block.frames) {
-    mix(ModuleOfFile(frame.file));
-    mix(frame.function);
+    hasher.Add(ModuleOfFile(frame.file), kSeparator);
+    hasher.Add(frame.function, kSeparator);
   }
-  char out[24];
-  std::snprintf(out, sizeof(out), "v1:%016llx", static_cast<unsigned long long>(hash));
-  return out;
+  return "v1:" + Hex64(hasher.value());
 }
 
 }  // namespace fingerprintd::rules

@@ -1,6 +1,7 @@
 // Incident renderers: the JSON object of DESIGN.md §6 (field order fixed, so
 // output is byte-identical across runs) and a text block for people.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,20 +11,6 @@
 
 namespace fingerprintd::correlate {
 namespace {
-
-// Days since 1970-01-01 -> civil date (Howard Hinnant's algorithm).
-void CivilFromDays(int64_t z, int* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t yy = static_cast<int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int>(yy + (*m <= 2));
-}
 
 nlohmann::ordered_json TimeOrNull(int64_t time_us) {
   if (time_us == 0) return nullptr;
@@ -74,13 +61,12 @@ std::string FormatRfc3339(int64_t time_us) {
     rem += 86400;
     --days;
   }
-  int y;
-  unsigned m, d;
-  CivilFromDays(days, &y, &m, &d);
+  const std::chrono::year_month_day date{std::chrono::sys_days{std::chrono::days{days}}};
   char out[40];
-  int n = std::snprintf(out, sizeof(out), "%04d-%02u-%02uT%02d:%02d:%02d", y, m, d,
-                        static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60),
-                        static_cast<int>(rem % 60));
+  int n = std::snprintf(out, sizeof(out), "%04d-%02u-%02uT%02d:%02d:%02d",
+                        static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                        static_cast<unsigned>(date.day()), static_cast<int>(rem / 3600),
+                        static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
   if (micros != 0) {
     std::snprintf(out + n, sizeof(out) - n, ".%06lldZ", static_cast<long long>(micros));
   } else {

@@ -1,29 +1,25 @@
 #include "parse/time_util.h"
 
+#include <chrono>
+
 namespace fingerprintd::parse {
 
+// <chrono>'s proleptic Gregorian calendar: independent of TZ and locale. A
+// day past the month's end carries into the next month (Feb 30 -> Mar 2), as
+// the standard defines for year_month_day with a valid year and month.
 int64_t DaysFromCivil(int64_t y, int32_t m, int32_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t mp = (m + 9) % 12;
-  const int64_t doy = (153 * mp + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
+  using namespace std::chrono;
+  const year_month_day ymd{year{static_cast<int>(y)}, month{static_cast<unsigned>(m)},
+                           day{static_cast<unsigned>(d)}};
+  return sys_days{ymd}.time_since_epoch().count();
 }
 
 void CivilFromDays(int64_t z, int32_t* year, int32_t* month, int32_t* day) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  *year = static_cast<int32_t>(yoe + era * 400 + (m <= 2));
-  *month = static_cast<int32_t>(m);
-  *day = static_cast<int32_t>(d);
+  using namespace std::chrono;
+  const year_month_day ymd{sys_days{days{z}}};
+  *year = static_cast<int>(ymd.year());
+  *month = static_cast<int32_t>(static_cast<unsigned>(ymd.month()));
+  *day = static_cast<int32_t>(static_cast<unsigned>(ymd.day()));
 }
 
 int64_t CivilToUnixMicros(const CivilTime& t, int32_t year, int32_t offset_s) {

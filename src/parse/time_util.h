@@ -1,9 +1,9 @@
 // Calendar arithmetic and timestamp scanners shared by the envelope and header
 // parsers. Event times are microseconds since the Unix epoch (UTC).
 //
-// Civil-from-days is done here (Howard Hinnant's algorithms) instead of with
-// timegm()/mktime(): those depend on the process TZ and locale, and replay must
-// give the same times on every machine.
+// Calendar conversions use <chrono>'s civil calendar (sys_days,
+// year_month_day), not timegm()/mktime(): those depend on the process TZ and
+// locale, and replay must give the same times on every machine.
 //
 // Threading: pure functions; no state.
 #pragma once

@@ -1,16 +1,21 @@
 // The rule stage: a compiled rule pack (RuleSet) and the per-source engine
 // (RuleEngine) that runs it over parsed records and tracebacks.
 //
-//   StatusOr<std::shared_ptr<const RuleSet>> pack = rules::LoadRuleDir("rules/");
-//   rules::RuleEngine engine(**pack, source_id, events, hit_sink);
-//   parse::SourceParser parser(source_id, name, options, events, engine);  // engine is a
-//   RecordSink
+//   StatusOr<std::shared_ptr<const rules::RuleSet>> pack = rules::LoadRuleDir("rules/");
+//   if (!pack.ok()) return pack.status();
+//   rules::RuleEngine engine(*pack, source_id, events, hit_sink);  // a parse::RecordSink
+//   parse::SourceParser parser(source_id, name, options, events, engine);
 //
 // Rules are YAML (format in rules/README.md). Loading is all-or-nothing: the
 // first error returns `file:line: rule <id>: <field>: <reason>`. Every stage
-// pattern and fact pattern of the pack sits behind one literal prefilter
-// (FilteredRE2 atoms matched by one case-insensitive RE2::Set), so a line that
-// contains none of the pack's literals costs one DFA pass and no regex work.
+// pattern and fact pattern of the pack sits behind one literal prefilter:
+// FilteredRE2 reduces each pattern to atoms (lowercased literals a match must
+// contain), and a LiteralScanner (rules/literal_scanner.h: 4-byte case-folded
+// windows in an L1-sized bitmap, probed every few bytes) finds which atoms a
+// message contains. A line with none of the pack's atoms costs that one scan
+// and no regex work; otherwise only the patterns whose atoms all occurred run
+// as RE2 programs. (A pack with non-ASCII atoms, which the scanner does not
+// fold, uses a case-insensitive RE2::Set of the atoms instead.)
 //
 // Threading: a RuleSet is immutable and shared (shared_ptr, swapped whole on
 // reload). A RuleEngine is single-threaded, one per source; it allocates only

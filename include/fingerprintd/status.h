@@ -4,8 +4,9 @@
 // (yaml-cpp, nlohmann-json, filesystem) are caught at the one adapter that
 // calls them and turned into a Status whose message names file, line and field.
 //
-//   StatusOr<RuleSet> rules = LoadRuleDir("rules/");
-//   if (!rules.ok()) { std::cerr << rules.status().message(); return 2; }
+//   StatusOr<std::shared_ptr<const rules::RuleSet>> pack = rules::LoadRuleDir("rules/");
+//   if (!pack.ok()) { std::cerr << pack.status().message() << "\n"; return 2; }
+//   const rules::RuleSet& rule_set = **pack;
 //
 // Thread-safety: values; no shared state.
 #pragma once

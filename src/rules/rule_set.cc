@@ -1,10 +1,12 @@
 // RuleSet compilation and the literal prefilter.
 //
 // Every stage pattern and fact pattern of the pack is added to one FilteredRE2.
-// Its atoms (lowercased literals every match must contain) go into one
-// case-insensitive RE2::Set of literals: a line is scanned once by that DFA,
-// and only the patterns whose atoms occurred are run as full RE2 programs.
-// Patterns without usable atoms are always candidates (FilteredRE2 handles it).
+// Its atoms (lowercased literals every match must contain) are found in a line
+// by one LiteralScanner pass (literal_scanner.h), and only the patterns whose
+// atoms occurred are run as full RE2 programs. Patterns without usable atoms
+// are candidates on every line. A case-insensitive RE2::Set of the atoms
+// replaces the scanner only when some atom has non-ASCII bytes, which the
+// scanner does not case-fold.
 #include <re2/filtered_re2.h>
 #include <re2/re2.h>
 #include <re2/set.h>

@@ -251,6 +251,10 @@ class FileSource final : public LiveSource, public source::TailerClient {
     auto it = ids_.find(stream);
     if (it != ids_.end()) pipeline_.Feed(it->second, line, offset);
   }
+  void OnSwitched(const std::string& stream, bool truncated) override {
+    spdlog::info("{}: {}; reading on from its byte 0", stream,
+                 truncated ? "truncated (copytruncate)" : "rotated");
+  }
   void OnEnded(const std::string& stream) override {
     spdlog::info("{} was deleted; read to its end", stream);
     auto it = ids_.find(stream);

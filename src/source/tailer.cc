@@ -360,11 +360,13 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       if (!next) return;
       if (open_inodes_.count({next->identity.device, next->identity.inode})) return;
       next->base_known = false;
-      if (stream.seen_file) {
+      bool rotated = stream.seen_file;
+      if (rotated) {
         ++stats_.rotations;
         events_.FileRotated();
       }
       SwitchTo(stream, std::move(next));
+      if (rotated) client_.OnSwitched(stream.path, false);
       continue;
     }
     // 1. Truncation (copytruncate): checked before reading, so bytes written
@@ -385,6 +387,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
         file->read_offset = 0;
         if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;
         Remember(stream, *file);
+        client_.OnSwitched(stream.path, true);
       } else if (file->identity.head_bytes < kHeadBytes && size > file->identity.head_bytes) {
         if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;  // extend the head
         Remember(stream, *file);
@@ -418,6 +421,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       next->base_known = false;
       SwitchTo(stream, std::move(next));
       WatchStream(stream);  // a swapped symlink may point into another directory
+      client_.OnSwitched(stream.path, false);
       continue;
     }
     if (::fstat(file->fd, &st) == 0 && st.st_nlink == 0) {

@@ -120,6 +120,10 @@ class TailerClient {
   virtual void OnLine(const std::string& stream, std::string_view line, uint64_t offset) = 0;
   // The stream's file was deleted and read to its end.
   virtual void OnEnded(const std::string& stream) = 0;
+  // The stream moved on to another file (rotation, a reappearance after a
+  // deletion) or its file was truncated (copytruncate); reading goes on at
+  // byte 0. For the daemon's log; FileRotated/FileTruncated count them.
+  virtual void OnSwitched(const std::string& /*stream*/, bool /*truncated*/) {}
 };
 
 struct TailerOptions {

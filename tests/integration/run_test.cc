@@ -2,194 +2,66 @@
 // a temp dir, written in pieces while it runs, checked through its JSONL
 // incident log, polled with a deadline (never a bare sleep). Each case checks
 // that nothing is lost and nothing doubled: one incident, 2/2 workers, the
-// same incident_id as a replay of the whole file, each revision written once.
-#include <fcntl.h>
+// same incident_id as a replay, each revision written once, and the daemon's
+// own count of the lines and bytes it read equal to what was written.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <zlib.h>
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <nlohmann/json.hpp>
-#include <set>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
+#include <random>
 
-#include "testing/replay_harness.h"
+#include "testing/run_harness.h"
 
 namespace fingerprintd::testing {
 namespace {
 
-namespace fs = std::filesystem;
-using Json = nlohmann::json;
+using namespace run_harness;  // NOLINT(build/namespaces): test-only helpers
 
-constexpr auto kDeadline = std::chrono::seconds(15);
+constexpr uint64_t kGoldenLines = 228;
 
-// Polls `done` every 20 ms until it holds or the deadline passes.
-bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds deadline = kDeadline) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
+uint64_t Newlines(const std::string& text) {
+  return static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+// gzip FILE -> FILE.gz, then FILE is removed (what the kubelet does to older pieces).
+void Gzip(const fs::path& path) {
+  std::string data = ReadFile(path);
+  gzFile out = gzopen((path.string() + ".gz").c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(gzwrite(out, data.data(), static_cast<unsigned>(data.size())),
+            static_cast<int>(data.size()));
+  ASSERT_EQ(gzclose(out), Z_OK);
+  fs::remove(path);
 }
 
-std::vector<std::string> GoldenLines(const std::string& name) {
-  std::ifstream in(Golden(name));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// Lines [from, to) of `lines`, each with its '\n'.
-std::string Slice(const std::vector<std::string>& lines, size_t from, size_t to) {
-  std::string out;
-  for (size_t i = from; i < to && i < lines.size(); ++i) out += lines[i] + "\n";
-  return out;
-}
-
-// A running `fingerprintd run`; stderr goes to a file the test can read.
-class Daemon {
- public:
-  Daemon(const std::vector<std::string>& args, const fs::path& stderr_path) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, 2);
-      std::vector<std::string> argv_strings = {FINGERPRINTD_BINARY, "run"};
-      argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-      std::vector<char*> argv;
-      for (auto& a : argv_strings) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-  }
-  ~Daemon() {
-    if (pid_ > 0) Kill(SIGKILL);
-  }
-  // Sends `signo` and waits (bounded) for the exit; returns the exit code, or
-  // -1 if it did not exit in time or died of a signal.
-  int Kill(int signo, std::chrono::milliseconds deadline = std::chrono::seconds(5)) {
-    ::kill(pid_, signo);
-    int status = 0;
-    bool exited = WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, deadline);
-    if (!exited) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-    pid_ = -1;
-    return exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-class RunTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fingerprintd-run-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "logs");
-    lines_ = GoldenLines("vllm_tp2_unknown_sf.log");
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-
-  std::unique_ptr<Daemon> Start(const std::string& start_at = "beginning") {
-    std::vector<std::string> args = {
-        "--label",     "deployment=qwen3",   "--checkpoint-dir", (dir_ / "checkpoints").string(),
-        "--incidents", Incidents().string(), "--start-at",       start_at};
-    args.push_back((dir_ / "logs" / "*.log").string());
-    return std::make_unique<Daemon>(args, dir_ / "daemon.err");
-  }
-  fs::path Incidents() const { return dir_ / "incidents.jsonl"; }
-  void Append(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / "logs" / name, std::ios::app | std::ios::binary) << text;
-  }
-  std::vector<Json> IncidentLines() const {
-    std::vector<Json> out;
-    std::istringstream in(ReadFile(Incidents()));
-    for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
-    return out;
-  }
-  bool HasCompleteIncident() const {
-    for (const Json& j : IncidentLines()) {
-      if (j["workers"]["affected"] == 2 && j["workers"]["expected"] == 2) return true;
-    }
-    return false;
-  }
-  bool StderrHas(const std::string& text) const {
-    return ReadFile(dir_ / "daemon.err").find(text) != std::string::npos;
-  }
-  // The incident a replay of the whole golden file gives for this deployment.
-  std::string ReplayIncidentId() const {
-    auto result = ReplayPaths({Golden("vllm_tp2_unknown_sf.log")}, "", {{"deployment", "qwen3"}});
-    return result.incidents.empty() ? "" : result.incidents.front().incident_id;
-  }
-  // One incident id, each (id, revision) once, the last revision 2/2.
-  void ExpectOneCompleteIncident() {
-    std::vector<Json> lines = IncidentLines();
-    ASSERT_FALSE(lines.empty()) << ReadFile(dir_ / "daemon.err");
-    std::set<std::string> ids;
-    std::set<std::pair<std::string, int>> revisions;
-    for (const Json& j : lines) {
-      ids.insert(j["incident_id"].get<std::string>());
-      EXPECT_TRUE(revisions.emplace(j["incident_id"], j["revision"].get<int>()).second)
-          << "revision written twice: " << j.dump();
-      EXPECT_EQ(j["rule"], "deepgemm-unknown-sf-transformation");
-    }
-    EXPECT_EQ(ids.size(), 1u) << ReadFile(Incidents());
-    EXPECT_EQ(lines.back()["workers"]["affected"], 2);
-    EXPECT_EQ(lines.back()["identical"], true);
-    EXPECT_EQ(*ids.begin(), ReplayIncidentId());
-  }
-
-  fs::path dir_;
-  std::vector<std::string> lines_;
-};
+class RunTest : public RunFixture {};
 
 TEST_F(RunTest, RenameAndCreateRotationInTheMiddleOfATracebackGivesOneIncidentOfTwoWorkers) {
   auto daemon = Start();
   Append("w.log", Slice(lines_, 0, 105));  // both workers' tracebacks are open here
-  ASSERT_TRUE(WaitFor([&] { return StderrHas("tailing"); })) << ReadFile(dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("tailing"); })) << Stderr();
   fs::rename(dir_ / "logs" / "w.log", dir_ / "logs" / "w.log.1");
   Append("w.log", Slice(lines_, 105, lines_.size()));
-  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << ReadFile(dir_ / "daemon.err");
-  EXPECT_EQ(daemon->Kill(SIGTERM), 0);
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  StopSummary summary = Stop(daemon);
   ExpectOneCompleteIncident();
-  EXPECT_TRUE(StderrHas("1 rotation(s)")) << ReadFile(dir_ / "daemon.err");
+  EXPECT_EQ(summary.rotations, 1u);
+  EXPECT_EQ(summary.lines, kGoldenLines);
 }
 
 TEST_F(RunTest, CopytruncateInTheMiddleOfATracebackGivesOneIncidentOfTwoWorkers) {
   Append("w.log", Slice(lines_, 0, 105));
   auto daemon = Start();
-  ASSERT_TRUE(WaitFor([&] { return StderrHas("tailing"); })) << ReadFile(dir_ / "daemon.err");
-  fs::copy_file(dir_ / "logs" / "w.log", dir_ / "logs" / "w.log.1");  // logrotate copytruncate
+  // "running" comes after the first scan has read what the files hold.
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  fs::copy_file(dir_ / "logs" / "w.log", dir_ / "logs" / "w.log.1");  // copytruncate
   fs::resize_file(dir_ / "logs" / "w.log", 0);
   Append("w.log", Slice(lines_, 105, lines_.size()));
-  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << ReadFile(dir_ / "daemon.err");
-  EXPECT_EQ(daemon->Kill(SIGTERM), 0);
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  StopSummary summary = Stop(daemon);
   ExpectOneCompleteIncident();
-  EXPECT_TRUE(StderrHas("1 truncation(s)")) << ReadFile(dir_ / "daemon.err");
+  EXPECT_EQ(summary.truncations, 1u);
+  EXPECT_EQ(summary.lines, kGoldenLines);
 }
 
 // Disabled until Pipeline::SaveState holds what its header promises (held
@@ -205,23 +77,22 @@ TEST_F(RunTest, DISABLED_KillNineAndRestartReportTheIncidentOnceWithTheSameId) {
   EXPECT_TRUE(IncidentLines().empty());  // the deployment waits for its second worker
   Append("w.log", Slice(lines_, 118, lines_.size()));
   daemon = Start();
-  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << ReadFile(dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
   EXPECT_TRUE(StderrHas("resuming from its checkpoint"));
   // A second crash after the incident was written: the restart re-reads from
   // the checkpoint and must not write it again.
   EXPECT_EQ(daemon->Kill(SIGKILL), -1);
   daemon = Start();
-  ASSERT_TRUE(
-      WaitFor([&] { return ReadFile(dir_ / "daemon.err").find("running") != std::string::npos; }));
+  ASSERT_TRUE(WaitFor([&] { return Stderr().find("running") != std::string::npos; }));
   EXPECT_EQ(daemon->Kill(SIGTERM), 0);
   ExpectOneCompleteIncident();
 }
 
 TEST_F(RunTest, AFileCreatedUnderTheGlobWhileRunningIsRead) {
   auto daemon = Start("end");
-  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << ReadFile(dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
   Append("late.log", Slice(lines_, 0, lines_.size()));
-  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << ReadFile(dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
   EXPECT_EQ(daemon->Kill(SIGTERM), 0);
   ExpectOneCompleteIncident();
 }
@@ -231,9 +102,109 @@ TEST_F(RunTest, AFailureThatIsTheDeploymentsLastOutputIsReportedWithoutFurtherIn
   // Everything up to rank 1's exception line, then silence: nothing after it
   // flushes the traceback, only the wall-clock timer can decide.
   Append("w.log", Slice(lines_, 0, 123));
-  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << ReadFile(dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
   EXPECT_EQ(daemon->Kill(SIGTERM), 0);
   ExpectOneCompleteIncident();
+}
+
+TEST_F(RunTest, KubeletRotationWithGzipOfOlderPiecesLosesAndDoublesNothing) {
+  // /var/log/pods/<ns>_<pod>_<uid>/<container>/0.log, rotated by the kubelet
+  // to 0.log.<timestamp>; at the next rotation the older piece is gzipped.
+  fs::path container = dir_ / "pods" / "default_qwen3-7d9f_0f1e" / "vllm";
+  fs::create_directories(container);
+  fs::path log = container / "0.log";
+  AppendTo(log, Slice(lines_, 0, 60));
+  auto daemon = Start("beginning", {}, (dir_ / "pods" / "*" / "*" / "*.log").string());
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  fs::rename(log, container / "0.log.20261130-093000");
+  AppendTo(log, Slice(lines_, 60, 105));  // both workers' tracebacks open at the cut below
+  ASSERT_TRUE(WaitFor([&] { return StderrCount("rotated;") == 1; })) << Stderr();
+  fs::rename(log, container / "0.log.20261130-093100");
+  AppendTo(log, Slice(lines_, 105, lines_.size()));
+  ASSERT_TRUE(WaitFor([&] { return StderrCount("rotated;") == 2; })) << Stderr();
+  Gzip(container / "0.log.20261130-093000");
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  StopSummary summary = Stop(daemon);
+  // A replay of the pod directory reads 0.log.<ts>.gz, 0.log.<ts>, 0.log as
+  // one stream: the same incident.
+  ExpectOneCompleteIncident({(dir_ / "pods").string()});
+  EXPECT_EQ(summary.rotations, 2u);
+  EXPECT_EQ(summary.lines, kGoldenLines);
+  EXPECT_EQ(summary.bytes, fs::file_size(Golden("vllm_tp2_unknown_sf.log")));
+}
+
+TEST_F(RunTest, AFileDeletedWhileOpenIsReadToItsEndAndItsPathIsFollowedWhenItReappears) {
+  Append("w.log", Slice(lines_, 0, 118));
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  // Written and deleted at once: what the daemon had not read yet is read
+  // from the open file, then the source ends (which decides the incident).
+  Append("w.log", Slice(lines_, 118, lines_.size()));
+  fs::remove(dir_ / "logs" / "w.log");
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("was deleted; read to its end"); })) << Stderr();
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  std::string again = "INFO 03-04 10:20:00 [core.py:61] started again\n";
+  Append("w.log", again + again);
+  ASSERT_TRUE(WaitFor([&] { return StderrCount("rotated;") == 1; })) << Stderr();
+  StopSummary summary = Stop(daemon);
+  ExpectOneCompleteIncident();
+  EXPECT_EQ(summary.lines, kGoldenLines + 2);
+  EXPECT_EQ(summary.bytes, fs::file_size(Golden("vllm_tp2_unknown_sf.log")) + 2 * again.size());
+}
+
+TEST_F(RunTest, AFiveMegabyteLineIsCutAtTheCapAndTheLinesAfterItAreRead) {
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  Append("w.log", Slice(lines_, 0, 60));
+  // Written in 64 KiB pieces, as a process flushing its buffer would: the
+  // daemon sees a partial line grow past the 1 MiB cap.
+  std::string chunk(64 << 10, 'x');
+  for (int i = 0; i < 80; ++i) Append("w.log", chunk);
+  Append("w.log", "\n" + Slice(lines_, 60, lines_.size()));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  StopSummary summary = Stop(daemon);
+  ExpectOneCompleteIncident();
+  EXPECT_EQ(summary.lines, kGoldenLines + 1);
+  EXPECT_GE(summary.dropped, 1u);  // the cut line
+}
+
+TEST_F(RunTest, RandomBinaryBytesAreReadAsLinesAndTheIncidentIsStillFound) {
+  std::mt19937 random(20261130);
+  std::string garbage(256 << 10, '\0');
+  for (char& c : garbage) c = static_cast<char>(random() & 0xff);
+  garbage += '\n';
+  std::string text = Slice(lines_, 0, 60) + garbage + Slice(lines_, 60, lines_.size());
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  for (size_t at = 0; at < text.size(); at += 4096) Append("w.log", text.substr(at, 4096));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  StopSummary summary = Stop(daemon);
+  ExpectOneCompleteIncident();
+  EXPECT_EQ(summary.lines, Newlines(text));
+  EXPECT_EQ(summary.bytes, text.size());
+}
+
+TEST_F(RunTest, SighupWithABrokenRuleFileKeepsTheOldRulesMatching) {
+  fs::copy(SourceDir() + "/rules", dir_ / "rules", fs::copy_options::recursive);
+  fs::path rule = dir_ / "rules" / "deepgemm-unknown-sf-transformation.yaml";
+  std::string good = ReadFile(rule);
+  auto daemon = Start("beginning", {"--rules", (dir_ / "rules").string()});
+  Append("w.log", Slice(lines_, 0, 60));
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  AppendTo(rule, "sequence: [unterminated\n");
+  daemon->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("keeping the running rules"); })) << Stderr();
+  EXPECT_THAT(Stderr(), ::testing::HasSubstr("deepgemm-unknown-sf-transformation.yaml:"));
+  Append("w.log", Slice(lines_, 60, lines_.size()));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  // Mended and reloaded: the new rules start from the old ones' state, so
+  // the incident is not written again.
+  std::ofstream(rule, std::ios::trunc) << good;
+  daemon->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("reloaded:"); })) << Stderr();
+  StopSummary summary = Stop(daemon);
+  ExpectOneCompleteIncident();
+  EXPECT_GE(summary.lines, kGoldenLines);  // a reload reads on from the safe positions
 }
 
 TEST_F(RunTest, SigtermExitsZeroWithinTwoSecondsAndSavesACheckpoint) {
@@ -249,7 +220,7 @@ TEST_F(RunTest, ACorruptCheckpointIsIgnoredAndReadingStartsFromStartAt) {
   std::ofstream(dir_ / "checkpoints" / "checkpoint.json") << "{\"format\":\"fingerprintd/chec";
   Append("w.log", Slice(lines_, 0, lines_.size()));
   auto daemon = Start();
-  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << ReadFile(dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
   EXPECT_EQ(daemon->Kill(SIGTERM), 0);
   EXPECT_TRUE(StderrHas("ignored, starting from start_at"));
   ExpectOneCompleteIncident();

@@ -1,0 +1,233 @@
+// Test helper for `fingerprintd run` as a user runs it: the real binary in a
+// temp dir, its stderr in a file, its incidents in a JSONL file, every wait a
+// poll with a deadline (never a bare sleep). The child dies with the test
+// process (PR_SET_PDEATHSIG) and is killed by the destructor, so a failing
+// or crashing test leaves no daemon behind.
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "testing/replay_harness.h"
+
+namespace fingerprintd::testing {
+
+namespace run_harness {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+inline constexpr auto kDeadline = std::chrono::seconds(15);
+
+// Polls `done` every 20 ms until it holds or the deadline passes.
+inline bool WaitFor(const std::function<bool()>& done,
+                    std::chrono::milliseconds deadline = kDeadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+inline std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+inline std::vector<std::string> GoldenLines(const std::string& name) {
+  std::ifstream in(Golden(name));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Lines [from, to) of `lines`, each with its '\n'.
+inline std::string Slice(const std::vector<std::string>& lines, size_t from, size_t to) {
+  std::string out;
+  for (size_t i = from; i < to && i < lines.size(); ++i) out += lines[i] + "\n";
+  return out;
+}
+
+// A running `fingerprintd run ARGS...`; stderr is appended to a file.
+class DaemonProcess {
+ public:
+  DaemonProcess(const std::vector<std::string>& args, const fs::path& stderr_path) {
+    pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);  // the test died before prctl
+      int fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, 2);
+      std::vector<std::string> argv_strings = {FINGERPRINTD_BINARY, "run"};
+      argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& a : argv_strings) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+  }
+  ~DaemonProcess() {
+    if (pid_ > 0) Kill(SIGKILL);
+  }
+  DaemonProcess(const DaemonProcess&) = delete;
+  DaemonProcess& operator=(const DaemonProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void Signal(int signo) const { ::kill(pid_, signo); }
+  // Sends `signo` and waits (bounded) for the exit; returns the exit code, or
+  // -1 if it did not exit in time or died of a signal.
+  int Kill(int signo, std::chrono::milliseconds deadline = std::chrono::seconds(5)) {
+    ::kill(pid_, signo);
+    int status = 0;
+    bool exited = WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, deadline);
+    if (!exited) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+    }
+    pid_ = -1;
+    return exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// What the daemon's "stopped: N lines, B bytes, R rotation(s), T
+// truncation(s), D dropped" summary says (the last one in its stderr).
+struct StopSummary {
+  uint64_t lines = 0, bytes = 0, rotations = 0, truncations = 0, dropped = 0;
+};
+inline std::optional<StopSummary> ParseStopSummary(const std::string& stderr_text) {
+  static const std::regex kSummary(
+      R"(stopped: (\d+) lines, (\d+) bytes, (\d+) rotation\(s\), (\d+) truncation\(s\), (\d+) dropped)");
+  std::optional<StopSummary> out;
+  for (std::sregex_iterator it(stderr_text.begin(), stderr_text.end(), kSummary), end; it != end;
+       ++it) {
+    const std::smatch& m = *it;
+    out = StopSummary{std::stoull(m[1]), std::stoull(m[2]), std::stoull(m[3]), std::stoull(m[4]),
+                      std::stoull(m[5])};
+  }
+  return out;
+}
+
+// A temp dir with `logs/` for the tailed files, the daemon's stderr and its
+// incident log; kept when the test failed, for a look.
+class RunFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fingerprintd-run-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "logs");
+    lines_ = GoldenLines("vllm_tp2_unknown_sf.log");
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // `fingerprintd run` over `glob` (default logs/*.log) with deployment
+  // qwen3, a checkpoint dir and the incident log; `extra` goes first.
+  std::unique_ptr<DaemonProcess> Start(const std::string& start_at = "beginning",
+                                       std::vector<std::string> extra = {}, std::string glob = "") {
+    std::vector<std::string> args = std::move(extra);
+    for (const std::string& a :
+         {std::string("--label"), std::string("deployment=qwen3"), std::string("--checkpoint-dir"),
+          (dir_ / "checkpoints").string(), std::string("--incidents"), Incidents().string(),
+          std::string("--start-at"), start_at}) {
+      args.push_back(a);
+    }
+    args.push_back(glob.empty() ? (dir_ / "logs" / "*.log").string() : glob);
+    return std::make_unique<DaemonProcess>(args, dir_ / "daemon.err");
+  }
+  fs::path Incidents() const { return dir_ / "incidents.jsonl"; }
+  std::string Stderr() const { return ReadFile(dir_ / "daemon.err"); }
+  bool StderrHas(const std::string& text) const { return Stderr().find(text) != std::string::npos; }
+  size_t StderrCount(const std::string& text) const {
+    std::string err = Stderr();
+    size_t n = 0;
+    for (size_t at = err.find(text); at != std::string::npos; at = err.find(text, at + 1)) ++n;
+    return n;
+  }
+  void AppendTo(const fs::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::app | std::ios::binary) << text;
+  }
+  void Append(const std::string& name, const std::string& text) {
+    AppendTo(dir_ / "logs" / name, text);
+  }
+  std::vector<Json> IncidentLines() const {
+    std::vector<Json> out;
+    std::istringstream in(ReadFile(Incidents()));
+    for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
+    return out;
+  }
+  bool HasCompleteIncident() const {
+    for (const Json& j : IncidentLines()) {
+      if (j["workers"]["affected"] == 2 && j["workers"]["expected"] == 2) return true;
+    }
+    return false;
+  }
+  // The incident a replay of `paths` (default: the whole golden file) gives
+  // for deployment qwen3.
+  std::string ReplayIncidentId(std::vector<std::string> paths = {}) const {
+    if (paths.empty()) paths = {Golden("vllm_tp2_unknown_sf.log")};
+    auto result = ReplayPaths(paths, "", {{"deployment", "qwen3"}});
+    return result.incidents.empty() ? "" : result.incidents.front().incident_id;
+  }
+  // One incident id, each (id, revision) once, the last revision 2/2 and
+  // identical, the id the same as a replay's.
+  void ExpectOneCompleteIncident(std::vector<std::string> replay_paths = {}) {
+    std::vector<Json> lines = IncidentLines();
+    ASSERT_FALSE(lines.empty()) << Stderr();
+    std::set<std::string> ids;
+    std::set<std::pair<std::string, int>> revisions;
+    for (const Json& j : lines) {
+      ids.insert(j["incident_id"].get<std::string>());
+      EXPECT_TRUE(revisions.emplace(j["incident_id"], j["revision"].get<int>()).second)
+          << "revision written twice: " << j.dump();
+      EXPECT_EQ(j["rule"], "deepgemm-unknown-sf-transformation");
+    }
+    EXPECT_EQ(ids.size(), 1u) << ReadFile(Incidents());
+    EXPECT_EQ(lines.back()["workers"]["affected"], 2);
+    EXPECT_EQ(lines.back()["identical"], true);
+    EXPECT_EQ(*ids.begin(), ReplayIncidentId(std::move(replay_paths)));
+  }
+  // Stops the daemon with SIGTERM (exit 0) and returns its summary.
+  StopSummary Stop(std::unique_ptr<DaemonProcess>& daemon) {
+    EXPECT_EQ(daemon->Kill(SIGTERM), 0) << Stderr();
+    daemon.reset();
+    auto summary = ParseStopSummary(Stderr());
+    EXPECT_TRUE(summary.has_value()) << Stderr();
+    return summary.value_or(StopSummary{});
+  }
+
+  fs::path dir_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace run_harness
+
+}  // namespace fingerprintd::testing

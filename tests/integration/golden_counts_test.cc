@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "testing/replay_harness.h"
@@ -18,6 +19,12 @@ namespace fingerprintd::testing {
 namespace {
 
 struct GoldenCase {
+  GoldenCase(std::string path, std::vector<std::string> rules, std::string deployment_from = "",
+             std::map<std::string, std::string> labels = {})
+      : path(std::move(path)),
+        rules(std::move(rules)),
+        deployment_from(std::move(deployment_from)),
+        labels(std::move(labels)) {}
   std::string path;                // under tests/golden/: a file, or a directory replayed whole
   std::vector<std::string> rules;  // expected incidents' rules, sorted (empty: none)
   std::string deployment_from;

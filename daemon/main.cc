@@ -487,6 +487,15 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitError;
   }
   replay.fail_on_given = fail_on->count() > 0;
+  // An option given an empty value (an unset variable in a script) must not
+  // quietly mean "not given": no gate, the embedded pack, default naming.
+  for (const char* name : {"--rules", "--deployment-from"}) {
+    const CLI::Option* option = replay_cmd->get_option(name);
+    if (option->count() > 0 && option->as<std::string>().empty()) {
+      std::cerr << "fingerprintd replay: " << name << ": empty value\n";
+      return kExitError;
+    }
+  }
 
   if (*replay_cmd) return RunReplay(replay);
   if (*check_cmd) return RunRulesCheck(check_dir);

@@ -55,6 +55,14 @@ TEST_F(CliTest, EmptyFailOnIsAnErrorNotADisabledGate) {
   EXPECT_THAT(run.out, HasSubstr("--fail-on: expected critical, error, warning or info, got ''"));
 }
 
+TEST_F(CliTest, EmptyRulesOrDeploymentFromIsAnErrorNotTheDefault) {
+  for (const std::string option : {"--rules", "--deployment-from"}) {
+    CommandResult run = Fingerprintd("replay " + option + " '' " + kTarget);
+    EXPECT_EQ(run.exit_code, 2) << option << "\n" << run.out;
+    EXPECT_THAT(run.out, HasSubstr(option + ": empty value"));
+  }
+}
+
 TEST_F(CliTest, DeploymentFromWithoutACaptureGroupIsAnError) {
   CommandResult run = Fingerprintd("replay --deployment-from 'golden/' " + kTarget);
   EXPECT_EQ(run.exit_code, 2) << run.out;

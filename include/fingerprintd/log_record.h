@@ -66,6 +66,18 @@ enum class LineKind : uint8_t {
   kException,        // "RuntimeError: ..." that ends a traceback (or a one-line paste)
 };
 
+// A line position in a source: the byte offset of the line's first byte and
+// the number of lines before it (so `line + 1` is its 1-based line number).
+struct SourcePosition {
+  uint64_t offset = 0;
+  uint64_t line = 0;
+  bool operator==(const SourcePosition&) const = default;
+  // Lowers *this to `other` if `other` is earlier.
+  void LowerTo(const SourcePosition& other) {
+    if (other.offset < offset) *this = other;
+  }
+};
+
 struct LogRecord {
   uint32_t source_id = 0;
   uint64_t line_number = 0;  // 1-based physical line in the source (first line of a joined record)

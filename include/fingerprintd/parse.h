@@ -109,6 +109,10 @@ class SourceParser {
   // The next line fed starts at byte `offset` and has `lines_before` lines
   // before it (a restart at a checkpoint, or a gap in the input).
   void Seek(uint64_t offset, uint64_t lines_before);
+  // Lowers *pos to the earliest line still held: a record being joined from
+  // CRI/Docker partials, an open or pending traceback. Reading again from
+  // there reproduces what is held (the checkpoint's safe position).
+  void LowestHeld(SourcePosition* pos) const;
   // Flushes open tracebacks idle since before now_us - traceback_timeout_us,
   // and emits a finished traceback still waiting for a possible chained or
   // Ray-remote continuation once now_us has moved past its last line.

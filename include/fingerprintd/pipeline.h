@@ -57,14 +57,6 @@
 
 namespace fingerprintd {
 
-// A line position in a source: the byte offset of the line's first byte and
-// the number of lines before it (so `line + 1` is its 1-based line number).
-struct SourcePosition {
-  uint64_t offset = 0;
-  uint64_t line = 0;
-  bool operator==(const SourcePosition&) const = default;
-};
-
 struct SourceSpec {
   std::string name;        // stable across restarts: checkpoints and evidence use it
   std::string deployment;  // groups sources into one correlation scope
@@ -129,9 +121,12 @@ class Pipeline {
 
   // Serialises everything consumed from the sources (versioned JSON).
   std::string SaveState() const;
-  // Restores a SaveState() blob into a pipeline that has not been fed yet;
-  // sources are matched by name (registered here if absent). On error
-  // (DataLossError naming what was wrong) the pipeline is left untouched.
+  // Restores a SaveState() blob into a pipeline that has not been fed yet.
+  // Sources are matched by name; those absent are registered (with default
+  // parser options: add them first to give yours). Each source then reads on
+  // from its safe position at the save: NextPosition() says where. On error
+  // (DataLossError naming what was wrong) no incident, event or position
+  // changed (sources named in the blob may have been registered).
   Status RestoreState(const std::string& state);
 
   const rules::RuleSet& rules() const;

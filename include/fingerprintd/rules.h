@@ -229,6 +229,10 @@ class RuleEngine final : public parse::RecordSink {
 
   void OnRecord(const LogRecord& record) override;
   void OnTraceback(const Traceback& traceback) override;
+  // Lowers *pos to the earliest line whose state is still kept: a symptom
+  // waiting for its traceback, a stage match within its rule's maxspan of
+  // now_us (event time) that a later symptom may still use.
+  void LowestNeeded(int64_t now_us, SourcePosition* pos) const;
   // Decides the stream's pending symptoms and drops its state.
   void OnStreamForgotten(const WorkerInfo& worker) override;
   // Decides symptoms on message lines older than the pending timeout (live input).

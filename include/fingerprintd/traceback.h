@@ -39,6 +39,7 @@ struct Traceback {
   // assembler keeps it in the same Traceback as a following block.
   std::vector<ExceptionBlock> blocks;
   uint64_t first_line = 0, last_line = 0;  // physical line numbers in the source
+  uint64_t first_offset = 0;               // byte offset of the first line
   int64_t first_time_us = 0, last_time_us = 0;
   bool truncated = false;  // frame or byte cap hit; frames beyond it dropped
   bool complete = false;  // ended at an exception line (false: flushed by foreign line/timeout/EOF)

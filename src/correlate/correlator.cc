@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "common/hash.h"
 #include "correlate/correlator_state.h"
 #include "correlate/explanation.h"
 #include "fingerprintd/correlate.h"
@@ -17,25 +18,6 @@ using rules::RuleHit;
 bool SameProcess(int32_t pid_a, const std::string& ip_a, int32_t pid_b, const std::string& ip_b) {
   if (pid_a < 0 || pid_a != pid_b) return false;
   return ip_a.empty() || ip_b.empty() || ip_a == ip_b;
-}
-
-std::string Hex64(uint64_t v) {
-  char out[20];
-  std::snprintf(out, sizeof(out), "%016llx", static_cast<unsigned long long>(v));
-  return out;
-}
-
-uint64_t Fnv(std::initializer_list<std::string_view> parts) {
-  uint64_t hash = 1469598103934665603ULL;
-  for (std::string_view part : parts) {
-    for (unsigned char c : part) {
-      hash ^= c;
-      hash *= 1099511628211ULL;
-    }
-    hash ^= 0x1f;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
 }
 
 int ParseInt(const std::map<std::string, std::string>& facts, const std::string& name) {
@@ -135,7 +117,7 @@ struct Correlator::Impl {
     // What the incident is: its deployment, its rule and the time of its
     // first hit in the canonical order the Pipeline releases hits in, so the
     // same failure has the same id in replay, live and after a restart.
-    inc->id = "inc-" + Hex64(Fnv({d->name, hit.rule->id, std::to_string(hit.time_us)}));
+    inc->id = "inc-" + Hex64(Fnv1a64({d->name, hit.rule->id, std::to_string(hit.time_us)}));
     open.push_back(std::move(inc));
     return open.back().get();
   }

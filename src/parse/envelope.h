@@ -58,6 +58,12 @@ class EnvelopeDecoder {
 
   // The configured envelope, or the detected one; kAuto while undecided.
   Envelope envelope() const { return envelope_; }
+  // Lowers *pos to the first fragment of a record still being joined.
+  void LowestHeld(SourcePosition* pos) const {
+    for (const Partial& p : partials_) {
+      if (p.active) pos->LowerTo({p.head.offset, p.head.line_number - 1});
+    }
+  }
 
  private:
   // A record being joined from fragments of one stream (stdout / stderr).

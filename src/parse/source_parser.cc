@@ -337,6 +337,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   in.header_text = header.text;
   in.level = header.level;
   in.line_number = rec.line_number;
+  in.offset = rec.offset;
   in.time_us = time_us;
   const TracebackOutput tb = assembler.Process(in);
 
@@ -374,6 +375,11 @@ SourceParser::SourceParser(uint32_t source_id, std::string source_name, ParserOp
 SourceParser::~SourceParser() = default;
 
 void SourceParser::Feed(std::string_view line) { impl_->Feed(line); }
+void SourceParser::LowestHeld(SourcePosition* pos) const {
+  impl_->envelope.LowestHeld(pos);
+  impl_->assembler.LowestHeld(pos);
+}
+
 void SourceParser::Seek(uint64_t offset, uint64_t lines_before) {
   impl_->offset = offset;
   impl_->line_number = lines_before;

@@ -73,6 +73,7 @@ void TracebackAssembler::Open(Stream& s, const TracebackInput& in, bool has_head
   s.tb.source_id = source_id_;
   s.tb.worker = in.worker;
   s.tb.first_line = in.line_number;
+  s.tb.first_offset = in.offset;
   s.tb.blocks.emplace_back().has_header = has_header;
   ++active_;
   Touch(s, in);
@@ -306,9 +307,23 @@ void TracebackAssembler::Emit(Stream& s, bool complete) {
   --active_;
 }
 
+// Held tracebacks in the order of their first line, not of their streams'
+// ids (the order processes were first seen), so that they come out in the same
+// order however far back the input was read.
+std::vector<TracebackAssembler::Stream*> TracebackAssembler::HeldByFirstLine() {
+  std::vector<Stream*> held;
+  for (Stream& s : streams_) {
+    if (s.state != State::kIdle) held.push_back(&s);
+  }
+  std::sort(held.begin(), held.end(),
+            [](const Stream* a, const Stream* b) { return a->tb.first_line < b->tb.first_line; });
+  return held;
+}
+
 void TracebackAssembler::Tick(int64_t now_us) {
   if (active_ == 0) return;
-  for (Stream& s : streams_) {
+  for (Stream* held : HeldByFirstLine()) {
+    Stream& s = *held;
     if (s.state == State::kPending && now_us > s.tb.last_time_us) {
       Emit(s, true);
     } else if (s.state == State::kOpen &&
@@ -324,11 +339,16 @@ void TracebackAssembler::Forget(const WorkerInfo* worker) {
   if (s.state != State::kIdle) Emit(s, s.state == State::kPending);
 }
 
+void TracebackAssembler::LowestHeld(SourcePosition* pos) const {
+  if (active_ == 0) return;
+  for (const Stream& s : streams_) {
+    if (s.state != State::kIdle) pos->LowerTo({s.tb.first_offset, s.tb.first_line - 1});
+  }
+}
+
 void TracebackAssembler::Finish() {
   if (active_ == 0) return;
-  for (Stream& s : streams_) {
-    if (s.state != State::kIdle) Emit(s, s.state == State::kPending);
-  }
+  for (Stream* s : HeldByFirstLine()) Emit(*s, s->state == State::kPending);
 }
 
 }  // namespace fingerprintd::parse

@@ -69,6 +69,7 @@ struct TracebackInput {
   std::string_view header_text;  // the header, compared to tell records apart
   Level level = Level::kUnknown;
   uint64_t line_number = 0;
+  uint64_t offset = 0;
   int64_t time_us = 0;
 };
 
@@ -93,6 +94,8 @@ class TracebackAssembler {
   // Emits what `worker`'s stream holds and resets it: the parser reuses the
   // stream's slot for another process.
   void Forget(const WorkerInfo* worker);
+  // Lowers *pos to the first line of the earliest traceback still held.
+  void LowestHeld(SourcePosition* pos) const;
 
  private:
   enum class State : uint8_t { kIdle, kOpen, kPending };
@@ -114,6 +117,7 @@ class TracebackAssembler {
   };
 
   Stream& StreamFor(const WorkerInfo* worker);
+  std::vector<Stream*> HeldByFirstLine();
   bool SameRecord(const Stream& s, const TracebackInput& in) const;
   bool IsBystander(const Stream& s, const TracebackInput& in) const;
   bool ProcessOpen(Stream& s, const TracebackInput& in, TracebackOutput* out);

@@ -12,6 +12,7 @@
 #include "fingerprintd/pipeline.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,9 @@ namespace {
 constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 constexpr int kPipelineStateVersion = 1;
+// Clock changes remembered per source since its safe position (one per
+// second of log time when lines carry whole seconds).
+constexpr size_t kMaxClocks = 65536;
 // A source's parser and engine are ticked when its event time moved on by this.
 constexpr int64_t kTickEvery = 1'000'000;
 
@@ -116,7 +120,15 @@ struct Pipeline::Impl {
     bool ended = false;
     int64_t floor = kNoTime;   // highest event time read
     int64_t ticked = kNoTime;  // floor at the last Tick of its parser and engine
-    uint64_t seq = 0;          // events produced
+    // (lines before, floor, ticked) at each change of floor or ticked since
+    // the safe position: a restart reading again from the safe position
+    // starts from the clock it had there, so it decides exactly as before.
+    struct Clock {
+      uint64_t line;
+      int64_t floor, ticked;
+    };
+    std::deque<Clock> clocks;
+    uint64_t seq = 0;  // events produced
     SourcePosition next;
     int64_t last_line_wall = 0;  // wall time of the first Advance after its latest line
     bool fed_since_advance = false;
@@ -249,6 +261,11 @@ struct Pipeline::Impl {
       s.parser->Tick(s.floor - s.spec.parser.traceback_timeout_us);
       s.engine->Tick(s.floor);
     }
+    if (s.clocks.empty() || s.clocks.back().floor != s.floor ||
+        s.clocks.back().ticked != s.ticked) {
+      if (s.clocks.size() >= kMaxClocks) s.clocks.pop_front();  // coarser, never wrong-way
+      s.clocks.push_back({s.next.line, s.floor, s.ticked});
+    }
     if (!s.deployment->held.empty()) Release(*s.deployment, last_wall, false);
   }
 
@@ -266,6 +283,7 @@ struct Pipeline::Impl {
   void Advance(int64_t wall_now) {
     last_wall = wall_now;
     for (auto& s : sources) {
+      PruneReported(*s);
       if (s->fed_since_advance) {
         s->last_line_wall = wall_now;
         s->fed_since_advance = false;
@@ -297,9 +315,53 @@ struct Pipeline::Impl {
   }
 
   SourcePosition Safe(const Source& s) const {
-    // Filled in by the checkpoint work: the parser's and engine's oldest
-    // needed lines. Until then, the next line.
-    return s.next;
+    SourcePosition pos = s.next;
+    if (s.ended) return pos;
+    s.parser->LowestHeld(&pos);
+    s.engine->LowestNeeded(s.floor == kNoTime ? 0 : s.floor, &pos);
+    return pos;
+  }
+
+  // Symptom lines before the safe position will not be read again, nor are
+  // the clocks before it needed.
+  void PruneReported(Source& s) {
+    const uint64_t safe_line = Safe(s).line;
+    auto first_kept = s.reported.lower_bound({safe_line + 1, std::string()});
+    s.reported.erase(s.reported.begin(), first_kept);
+    while (s.clocks.size() > 1 && s.clocks[1].line <= safe_line) s.clocks.pop_front();
+  }
+
+  // The source's clock when the line after `pos` was about to be read.
+  static std::pair<int64_t, int64_t> ClockAt(const Source& s, const SourcePosition& pos) {
+    std::pair<int64_t, int64_t> at{kNoTime, kNoTime};
+    for (const auto& c : s.clocks) {
+      if (c.line > pos.line) break;
+      at = {c.floor, c.ticked};
+    }
+    return at;
+  }
+
+  nlohmann::json Save() const;
+  Status Restore(const nlohmann::json& state);
+
+  uint32_t Add(const SourceSpec& spec) {
+    auto found = source_ids.find(spec.name);
+    if (found != source_ids.end()) return found->second;
+    auto source = std::make_unique<Source>();
+    source->spec = spec;
+    source->id = correlator.AddSource(spec.name, spec.deployment, spec.labels);
+    source->next = spec.start;
+    auto& d = deployments[spec.deployment];
+    if (!d) {
+      d = std::make_unique<Deployment>();
+      d->name = spec.deployment;
+    }
+    source->deployment = d.get();
+    d->sources.push_back(source.get());
+    Start(*source);
+    source_ids.emplace(spec.name, source->id);
+    sources.push_back(std::move(source));
+    return sources.back()->id;
   }
 
   std::shared_ptr<const rules::RuleSet> rules;
@@ -319,25 +381,7 @@ Pipeline::Pipeline(std::shared_ptr<const rules::RuleSet> rules, Options options,
 
 Pipeline::~Pipeline() = default;
 
-Pipeline::SourceId Pipeline::AddSource(const SourceSpec& spec) {
-  auto found = impl_->source_ids.find(spec.name);
-  if (found != impl_->source_ids.end()) return found->second;
-  auto source = std::make_unique<Impl::Source>();
-  source->spec = spec;
-  source->id = impl_->correlator.AddSource(spec.name, spec.deployment, spec.labels);
-  source->next = spec.start;
-  auto& d = impl_->deployments[spec.deployment];
-  if (!d) {
-    d = std::make_unique<Impl::Deployment>();
-    d->name = spec.deployment;
-  }
-  source->deployment = d.get();
-  d->sources.push_back(source.get());
-  impl_->Start(*source);
-  impl_->source_ids.emplace(spec.name, source->id);
-  impl_->sources.push_back(std::move(source));
-  return impl_->sources.back()->id;
-}
+Pipeline::SourceId Pipeline::AddSource(const SourceSpec& spec) { return impl_->Add(spec); }
 
 void Pipeline::Feed(SourceId source, std::string_view line, uint64_t offset) {
   impl_->Feed(*impl_->sources.at(source), line, offset);
@@ -355,23 +399,191 @@ SourcePosition Pipeline::NextPosition(SourceId source) const {
   return impl_->sources.at(source)->next;
 }
 
-std::string Pipeline::SaveState() const {
+nlohmann::json Pipeline::Impl::Save() const {
   using nlohmann::json;
-  json state = {{"version", kPipelineStateVersion},
-                {"correlator", json::parse(impl_->correlator.SaveState())}};
-  return state.dump();
+  std::vector<std::string> names;
+  for (const auto& s : sources) names.push_back(s->spec.name);
+  json jsources = json::array();
+  for (const auto& s : sources) {
+    const SourcePosition safe = Safe(*s);
+    json reported = json::array();
+    for (const auto& [line, rule] : s->reported) {
+      if (line > safe.line) reported.push_back({line, rule});
+    }
+    jsources.push_back({{"name", s->spec.name},
+                        {"deployment", s->spec.deployment},
+                        {"labels", s->spec.labels},
+                        {"offset", safe.offset},
+                        {"line", safe.line},
+                        {"floor", ClockAt(*s, safe).first},
+                        {"ticked", ClockAt(*s, safe).second},
+                        {"seq", s->seq},
+                        {"ended", s->ended},
+                        {"reported", reported}});
+  }
+  json jdeployments = json::array();
+  for (const auto& [name, d] : deployments) {
+    json held = json::array();
+    for (const auto& [key, h] : d->held) {
+      json e = {{"key", std::get<0>(key)},
+                {"source", std::get<1>(key)},
+                {"seq", std::get<2>(key)},
+                {"kind", static_cast<int>(h.kind)}};
+      switch (h.kind) {
+        case Kind::kHit:
+          e["hit"] = correlate::HitToJson(h.hit, names);
+          break;
+        case Kind::kFact:
+          e["name"] = h.name;
+          e["value"] = h.value;
+          break;
+        case Kind::kWorkerSeen:
+        case Kind::kWorkerRank:
+          e["worker"] = correlate::WorkerToJson(h.worker);
+          break;
+      }
+      held.push_back(std::move(e));
+    }
+    jdeployments.push_back({{"name", name}, {"clock", d->clock}, {"held", held}});
+  }
+  return {{"version", kPipelineStateVersion},
+          {"sources", jsources},
+          {"deployments", jdeployments},
+          {"correlator", json::parse(correlator.SaveState())}};
 }
 
-Status Pipeline::RestoreState(const std::string& text) {
+// Reads everything first; the pipeline changes only once all of it parsed
+// and the correlator accepted its part.
+Status Pipeline::Impl::Restore(const nlohmann::json& state) {
   using nlohmann::json;
-  try {
-    json state = json::parse(text);
-    if (state.at("version").get<int>() != kPipelineStateVersion) {
-      return DataLossError("pipeline state: unsupported version " + state.at("version").dump());
+  if (state.at("version").get<int>() != kPipelineStateVersion) {
+    return DataLossError("pipeline state: unsupported version " + state.at("version").dump());
+  }
+  for (const auto& s : sources) {
+    if (s->seq != 0 || s->next.offset != s->spec.start.offset) {
+      return FailedPreconditionError("pipeline state: restore into a pipeline already fed");
     }
-    return impl_->correlator.RestoreState(state.at("correlator").dump());
-  } catch (const json::exception& e) {
+  }
+  struct SourceState {
+    SourceSpec spec;
+    SourcePosition safe;
+    int64_t floor, ticked;
+    uint64_t seq;
+    bool ended;
+    std::set<std::pair<uint64_t, std::string>> reported;
+  };
+  std::vector<SourceState> read_sources;
+  for (const json& js : state.at("sources")) {
+    SourceState r;
+    r.spec.name = js.at("name").get<std::string>();
+    r.spec.deployment = js.at("deployment").get<std::string>();
+    r.spec.labels = js.at("labels").get<std::map<std::string, std::string>>();
+    r.safe = {js.at("offset").get<uint64_t>(), js.at("line").get<uint64_t>()};
+    r.floor = js.at("floor").get<int64_t>();
+    r.ticked = js.at("ticked").get<int64_t>();
+    r.seq = js.at("seq").get<uint64_t>();
+    r.ended = js.at("ended").get<bool>();
+    for (const json& jr : js.at("reported")) {
+      r.reported.emplace(jr.at(0).get<uint64_t>(), jr.at(1).get<std::string>());
+    }
+    read_sources.push_back(std::move(r));
+  }
+  // Held events need every source's id: names the pipeline does not know yet
+  // get the ids they will have once registered below.
+  std::map<std::string, uint32_t> ids = source_ids;
+  for (const SourceState& r : read_sources) {
+    if (ids.count(r.spec.name) == 0) ids.emplace(r.spec.name, static_cast<uint32_t>(ids.size()));
+  }
+  struct HeldState {
+    std::string deployment;
+    HeldKey key;
+    Held held;
+  };
+  std::vector<HeldState> read_held;
+  std::map<std::string, int64_t> clocks;
+  for (const json& jd : state.at("deployments")) {
+    const std::string name = jd.at("name").get<std::string>();
+    clocks[name] = jd.at("clock").get<int64_t>();
+    for (const json& e : jd.at("held")) {
+      HeldState hs;
+      hs.deployment = name;
+      hs.key = HeldKey{e.at("key").get<int64_t>(), e.at("source").get<std::string>(),
+                       e.at("seq").get<uint64_t>()};
+      hs.held.source = ids.at(std::get<1>(hs.key));
+      const int kind = e.at("kind").get<int>();
+      if (kind < 0 || kind > static_cast<int>(Kind::kWorkerRank)) {
+        return DataLossError("pipeline state: unknown event kind " + std::to_string(kind));
+      }
+      hs.held.kind = static_cast<Kind>(kind);
+      switch (hs.held.kind) {
+        case Kind::kHit:
+          // A hit of a rule no longer in the pack is dropped, counted.
+          if (!correlate::HitFromJson(e.at("hit"), *rules, ids, &hs.held.hit)) {
+            events.StateEvicted(Evicted::kHeldEvent);
+            continue;
+          }
+          break;
+        case Kind::kFact:
+          hs.held.name = e.at("name").get<std::string>();
+          hs.held.value = e.at("value").get<std::string>();
+          break;
+        case Kind::kWorkerSeen:
+        case Kind::kWorkerRank:
+          hs.held.worker = correlate::WorkerFromJson(e.at("worker"));
+          break;
+      }
+      read_held.push_back(std::move(hs));
+    }
+  }
+  // Register unknown sources before the correlator restores (it matches
+  // sources by name and would otherwise register them itself, with ids the
+  // pipeline does not know).
+  // Sources named in the state are registered (a source the caller did not
+  // add again keeps default parser options); the correlator restores all or
+  // nothing, and the rest below cannot fail.
+  for (const SourceState& r : read_sources) {
+    if (source_ids.count(r.spec.name) == 0) Add(r.spec);
+  }
+  if (Status s = correlator.RestoreState(state.at("correlator").dump()); !s.ok()) return s;
+  for (const SourceState& r : read_sources) {
+    Source& s = *sources[source_ids.at(r.spec.name)];
+    s.next = r.safe;
+    s.floor = r.floor;
+    s.ticked = r.ticked;
+    s.clocks.assign(1, {s.next.line, s.floor, s.ticked});
+    s.seq = r.seq;
+    s.reported = r.reported;
+    if (r.ended) {
+      s.parser.reset();
+      s.engine.reset();
+      s.tap.reset();
+      s.ended = true;
+    } else {
+      s.parser->Seek(s.next.offset, s.next.line);
+    }
+  }
+  for (HeldState& hs : read_held) {
+    auto it = deployments.find(hs.deployment);
+    if (it == deployments.end()) continue;  // no source of it registered
+    ++held_count;
+    it->second->held.emplace(std::move(hs.key), std::move(hs.held));
+  }
+  for (const auto& [name, clock] : clocks) {
+    auto it = deployments.find(name);
+    if (it != deployments.end()) it->second->clock = clock;
+  }
+  return OkStatus();
+}
+
+std::string Pipeline::SaveState() const { return impl_->Save().dump(); }
+
+Status Pipeline::RestoreState(const std::string& text) {
+  try {
+    return impl_->Restore(nlohmann::json::parse(text));
+  } catch (const nlohmann::json::exception& e) {
     return DataLossError(std::string("pipeline state: ") + e.what());
+  } catch (const std::out_of_range& e) {
+    return DataLossError(std::string("pipeline state: unknown source: ") + e.what());
   }
 }
 

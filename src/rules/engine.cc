@@ -24,6 +24,7 @@ namespace {
 
 struct StageMatch {
   uint64_t line = 0;
+  uint64_t offset = 0;
   int64_t time_us = 0;
   std::string text;
 };
@@ -186,7 +187,8 @@ struct RuleEngine::Impl {
       if (level < stage.level) continue;
       RuleState& state = stream->StateFor(ref.owner, rule.stages.size());
       if (state.stages[ref.stage] && state.stages[ref.stage]->line == record.line_number) continue;
-      StageMatch match{record.line_number, record.time_us, std::string(record.message)};
+      StageMatch match{record.line_number, record.offset, record.time_us,
+                       std::string(record.message)};
       events.RuleMatched(rule.id, stage.id);
       if (stage.symptom) AddPending(*stream, record, ref.owner, match);
       state.stages[ref.stage] = std::move(match);
@@ -246,8 +248,45 @@ struct RuleEngine::Impl {
 
   // Live input has no end: a symptom seen on a message line is decided
   // without a traceback once event time moved past it by the timeout.
+  // Streams are visited in the order of their earliest pending symptom's
+  // line, not of their ids (the order processes were first seen), so the
+  // hits come out in the same order however far back the input was read.
   void Tick(int64_t now_us) {
-    for (size_t i = 0; i < streams.size(); ++i) ExpirePending(streams[i], workers[i], now_us);
+    for (size_t i : StreamsByPendingLine()) ExpirePending(streams[i], workers[i], now_us);
+  }
+
+  std::vector<size_t> StreamsByPendingLine() const {
+    std::vector<std::pair<uint64_t, size_t>> order;
+    for (size_t i = 0; i < streams.size(); ++i) {
+      if (streams[i].pending.empty()) continue;
+      uint64_t first = UINT64_MAX;
+      for (const Pending& p : streams[i].pending) first = std::min(first, p.symptom.line);
+      order.emplace_back(first, i);
+    }
+    std::sort(order.begin(), order.end());
+    std::vector<size_t> out;
+    for (const auto& [line, i] : order) out.push_back(i);
+    return out;
+  }
+
+  // What a restart must read again to rebuild this state: symptoms still
+  // waiting, and stage matches a later symptom may still use (within the
+  // rule's maxspan of now_us, or undated).
+  void LowestNeeded(int64_t now_us, SourcePosition* pos) const {
+    for (const Stream& stream : streams) {
+      for (const Pending& p : stream.pending) {
+        pos->LowerTo({p.symptom.offset, p.symptom.line - 1});
+      }
+      for (const RuleState& state : stream.rules) {
+        const Rule& rule = rules->rules()[state.rule];
+        for (const std::optional<StageMatch>& m : state.stages) {
+          if (!m) continue;
+          if (m->time_us == 0 || now_us == 0 || now_us - m->time_us <= rule.maxspan_us) {
+            pos->LowerTo({m->offset, m->line - 1});
+          }
+        }
+      }
+    }
   }
 
   // The parser forgot the stream (its slot goes to another process): its
@@ -262,7 +301,7 @@ struct RuleEngine::Impl {
   }
 
   void Finish() {
-    for (size_t i = 0; i < streams.size(); ++i) {
+    for (size_t i : StreamsByPendingLine()) {
       std::vector<Pending> pending = std::move(streams[i].pending);
       streams[i].pending.clear();
       for (const Pending& p : pending) Resolve(streams[i], workers[i], p, nullptr);
@@ -383,6 +422,9 @@ RuleEngine::~RuleEngine() = default;
 void RuleEngine::OnRecord(const LogRecord& record) { impl_->OnRecord(record); }
 void RuleEngine::OnTraceback(const Traceback& traceback) { impl_->OnTraceback(traceback); }
 void RuleEngine::Tick(int64_t now_us) { impl_->Tick(now_us); }
+void RuleEngine::LowestNeeded(int64_t now_us, SourcePosition* pos) const {
+  impl_->LowestNeeded(now_us, pos);
+}
 void RuleEngine::OnStreamForgotten(const WorkerInfo& worker) { impl_->Forget(worker); }
 void RuleEngine::Finish() { impl_->Finish(); }
 

@@ -78,7 +78,7 @@ class Pipeline {
     // Live: an event waits at most this long (wall time) for slower sources.
     int64_t max_hold_us = 10'000'000;
     // Events held over all deployments; beyond, the oldest are released early
-    // (counted as kStateEvicted).
+    // (counted as Evicted::kHeldEvent).
     size_t max_held_events = 100'000;
   };
 

@@ -18,7 +18,6 @@ enum class DropReason : uint8_t {
   kBinary,              // NUL/control bytes; line kept, counted
   kBadEnvelope,         // declared envelope did not parse; line passed as plain
   kTracebackTruncated,  // traceback frame/byte cap hit
-  kStateEvicted,        // per-stream/window state evicted at its cap
   kCount
 };
 std::string_view DropReasonName(DropReason reason);  // "line_too_long", ...
@@ -37,6 +36,7 @@ enum class Evicted : uint8_t {
   kProcessStream = 0,  // a source's process stream silent the longest, at the stream cap
   kIncident,           // the oldest open incident, at the open-incident cap
   kHeldEvent,          // an event released early, at the held-event cap
+  kWorker,             // a deployment's oldest remembered worker process, at its cap
   kCount
 };
 std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event"

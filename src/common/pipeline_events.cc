@@ -19,8 +19,6 @@ std::string_view DropReasonName(DropReason reason) {
       return "bad_envelope";
     case DropReason::kTracebackTruncated:
       return "traceback_truncated";
-    case DropReason::kStateEvicted:
-      return "state_evicted";
     case DropReason::kCount:
       break;
   }
@@ -35,6 +33,8 @@ std::string_view EvictedName(Evicted what) {
       return "incident";
     case Evicted::kHeldEvent:
       return "held_event";
+    case Evicted::kWorker:
+      return "worker";
     case Evicted::kCount:
       break;
   }

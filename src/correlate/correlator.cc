@@ -84,6 +84,21 @@ struct Correlator::Impl {
         return;
       }
     }
+    // A rank that restarted (a new pid for the same data-parallel group and
+    // rank) takes its old process's place, so a crash loop does not grow the
+    // deployment; past the cap the oldest worker is forgotten, counted.
+    const int tp = TensorParallel(*d);
+    const int32_t rank = worker.GlobalRank(tp);
+    for (KnownWorker& w : d->workers) {
+      if (rank >= 0 && w.info.GlobalRank(tp) == rank && w.info.dp == worker.dp) {
+        w = KnownWorker{worker, source_id};
+        return;
+      }
+    }
+    if (d->workers.size() >= kMaxKnownWorkers) {
+      d->workers.erase(d->workers.begin());
+      events.StateEvicted(Evicted::kWorker);
+    }
     d->workers.push_back(KnownWorker{worker, source_id});
   }
 
@@ -104,7 +119,7 @@ struct Correlator::Impl {
 
   OpenIncident* Open(Deployment* d, const RuleHit& hit) {
     if (open.size() >= options.max_open_incidents) {
-      events.LineDropped(DropReason::kStateEvicted);
+      events.StateEvicted(Evicted::kIncident);
       CloseOldest();
     }
     auto inc = std::make_unique<OpenIncident>();
@@ -420,7 +435,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       const rules::Rule* rule = rules->Find(ji.at("rule").get<std::string>());
       auto dep = deployments.find(ji.at("deployment").get<std::string>());
       if (rule == nullptr || dep == deployments.end()) {
-        events.LineDropped(DropReason::kStateEvicted);  // the rule left the pack
+        events.StateEvicted(Evicted::kIncident);  // the rule left the pack
         continue;
       }
       auto inc = std::make_unique<OpenIncident>();

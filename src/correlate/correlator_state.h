@@ -62,6 +62,8 @@ constexpr int kStateVersion = 2;
 // kept ones is confirmed.
 constexpr size_t kMaxHitsPerWorker = 4;
 constexpr size_t kMaxReraises = 16;
+// Worker processes remembered per deployment (for ranks and expected counts).
+constexpr size_t kMaxKnownWorkers = 4096;
 
 // Source ids are written as names (`source_names[id]`) and read back through
 // `source_ids` (name -> id in the restoring process).

@@ -225,7 +225,7 @@ struct Pipeline::Impl {
                            wall_now - it->second.arrival_wall > options.max_hold_us;
       const bool over_cap = held_count > options.max_held_events;
       if (!everything && std::get<0>(it->first) >= bound && !overdue && !over_cap) break;
-      if (over_cap) events.LineDropped(DropReason::kStateEvicted);
+      if (over_cap) events.StateEvicted(Evicted::kHeldEvent);
       auto node = d.held.extract(it);
       Deliver(d, node.key(), node.mapped());
     }

@@ -132,7 +132,7 @@ struct RuleEngine::Impl {
     if (worker == nullptr) return nullptr;
     if (worker->id >= streams.size()) {
       if (worker->id >= options.max_streams) {
-        events.LineDropped(DropReason::kStateEvicted);
+        events.StateEvicted(Evicted::kProcessStream);
         return nullptr;
       }
       streams.resize(worker->id + 1);

@@ -32,7 +32,7 @@ TEST(ParseNamesTest, MetricLabelValuesAreStable) {
   EXPECT_EQ(DropReasonName(DropReason::kBinary), "binary");
   EXPECT_EQ(DropReasonName(DropReason::kBadEnvelope), "bad_envelope");
   EXPECT_EQ(DropReasonName(DropReason::kTracebackTruncated), "traceback_truncated");
-  EXPECT_EQ(DropReasonName(DropReason::kStateEvicted), "state_evicted");
+  EXPECT_EQ(EvictedName(Evicted::kProcessStream), "process_stream");
   EXPECT_EQ(TimeFallbackName(TimeFallback::kYearFromMtime), "year_from_mtime");
   EXPECT_EQ(TimeFallbackName(TimeFallback::kYearFromClock), "year_from_clock");
   EXPECT_EQ(TimeFallbackName(TimeFallback::kNoTimestamp), "no_timestamp");

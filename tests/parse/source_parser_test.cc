@@ -126,8 +126,11 @@ TEST_F(SourceParserTest, PastTheStreamCapTheLongestSilentProcessIsForgottenAndIt
   EXPECT_EQ(sink_.records[2].worker->Label(), "Worker_TP2 pid=12");
   EXPECT_EQ(sink_.records[3].worker, sink_.records[1].worker);
   EXPECT_EQ(sink_.records[3].worker->Label(), "Worker_TP1 pid=11");
-  EXPECT_EQ(parser_->workers().size(), 3u);                   // unprefixed, two processes
-  EXPECT_EQ(events_.Dropped(DropReason::kStateEvicted), 0u);  // no line was lost
+  EXPECT_EQ(parser_->workers().size(), 3u);  // unprefixed, two processes
+  EXPECT_EQ(events_.Evictions(Evicted::kProcessStream), 1u);
+  uint64_t dropped = 0;
+  for (uint64_t d : events_.dropped) dropped += d;
+  EXPECT_EQ(dropped, 0u);  // forgetting a stream loses no line
 }
 
 TEST_F(SourceParserTest, RayWorkerLearnsItsRankFromTheWorldSizeLine) {

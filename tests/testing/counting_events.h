@@ -35,9 +35,11 @@ class CountingEvents final : public PipelineEvents {
   void IncidentUpdated(std::string_view rule) override { ++incidents_updated[std::string(rule)]; }
   void FileRotated() override { ++rotations; }
   void FileTruncated() override { ++truncations; }
+  void StateEvicted(Evicted what) override { ++evicted[static_cast<size_t>(what)]; }
 
   uint64_t Dropped(DropReason reason) const { return dropped[static_cast<size_t>(reason)]; }
   uint64_t Guessed(TimeFallback fallback) const { return guessed[static_cast<size_t>(fallback)]; }
+  uint64_t Evictions(Evicted what) const { return evicted[static_cast<size_t>(what)]; }
 
   uint64_t lines_read = 0;
   uint64_t bytes_read = 0;
@@ -48,6 +50,7 @@ class CountingEvents final : public PipelineEvents {
   std::map<std::string, uint64_t> rule_matches;  // "rule/stage" -> count
   std::map<std::string, uint64_t> incidents_opened;
   std::map<std::string, uint64_t> incidents_updated;
+  std::array<uint64_t, static_cast<size_t>(Evicted::kCount)> evicted{};
   uint64_t rotations = 0;
   uint64_t truncations = 0;
 };

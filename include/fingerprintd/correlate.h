@@ -7,13 +7,24 @@
 // back to the worker). Expected workers = tensor x pipeline parallel size from
 // the deployment facts, else the distinct worker streams seen.
 //
-// An incident is emitted (IncidentSink::OnIncident) when every expected
-// worker reported, when Advance() moves event time past its window, or at
-// Finish(); a later hit for it emits it again with the same incident_id and a
-// higher revision. Weaker incidents are held until window close / Finish and
-// dropped if a stronger one covers the same deployment and time: an incident
-// made only of engine-core/API-server copies yields to one with worker hits,
-// and a fallback rule (class unknown catch-all) yields to any other rule.
+// Lifecycle (IncidentSink::OnIncident): an incident is opened when every
+// expected worker reported, when Advance() moves event time past its window,
+// or at Finish(); a later hit updates it (same incident_id, revision + 1); it
+// is closed once event time is two windows past its last hit (window_over),
+// when the open-incident cap evicts it, or at Finish() (end_of_input). Weaker
+// incidents are held until their window closes and dropped unseen if a
+// stronger one covers the same deployment and time: an incident made only of
+// engine-core/API-server copies yields to one with worker hits, and a
+// fallback rule (class unknown catch-all) yields to any other rule.
+//
+// The incident id is a hash of the deployment, the rule and the time of the
+// incident's first hit. Hits must therefore arrive in one canonical order for
+// ids to be the same in every run: the Pipeline (fingerprintd/pipeline.h)
+// guarantees that; nothing else should feed a Correlator outside tests.
+//
+// Memory: an incident keeps a sample of its hits (the first few per worker)
+// and counts the rest; a deployment remembers a bounded number of workers (a
+// restarted rank replaces its old pid).
 //
 // Threading: single-threaded. No wall clock: Advance() takes event time.
 #pragma once
@@ -148,9 +159,11 @@ class Correlator final : public rules::HitSink {
   // daemon saves it with the checkpoint of the lines it reflects, so a restart
   // resumes incidents with the same ids instead of opening duplicates.
   std::string SaveState() const;
-  // Restores a SaveState() blob, registering its sources by name where they
-  // are not registered yet; incidents of rules no longer in the pack are
-  // dropped and counted. Returns DataLossError on a malformed or foreign blob.
+  // Restores a SaveState() blob into a correlator with no open incident,
+  // registering its sources by name where they are not registered yet;
+  // incidents of rules no longer in the pack are dropped and counted.
+  // Returns DataLossError on a malformed or foreign blob, and then leaves the
+  // correlator exactly as it was.
   Status RestoreState(const std::string& state);
 
  private:

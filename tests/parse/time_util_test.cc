@@ -35,7 +35,7 @@ TEST(TimeUtilTest, CalendarAgreesWithADayByDayWalkFrom1600To2400) {
     CivilFromDays(n, &cy, &cm, &cd);
     ASSERT_EQ(cy * 10000 + cm * 100 + cd, y * 10000 + m * 100 + d) << n;
     if (d == 1 || (m == 2 && d >= 28)) {
-      char expected[32];
+      char expected[64];
       std::snprintf(expected, sizeof(expected), "%04d-%02d-%02dT00:00:00Z", y, m, d);
       ASSERT_EQ(correlate::FormatRfc3339(n * 86400 * 1'000'000), expected);
     }

@@ -274,6 +274,22 @@ TEST_F(CorrelatorTest, MalformedStateIsADataLossError) {
   EXPECT_EQ(correlator_.RestoreState("not json").code(), StatusCode::kDataLoss);
 }
 
+TEST_F(CorrelatorTest, AStateThatFailsHalfwayLeavesTheCorrelatorAsItWas) {
+  correlator_.OnFact(source_, "tensor_parallel_size", "2");
+  Correlator other(rules_, events_, sink_);
+  other.AddSource("pod.log", "llama");
+  other.OnHit(Hit("boom", Worker(0, 100), kT0));
+  std::string state = other.SaveState();
+  // Break the last incident's last field: deployments and sources parse
+  // first, then the incident fails.
+  const size_t at = state.rfind("\"revision\"");
+  ASSERT_NE(at, std::string::npos);
+  state.replace(at, 10, "\"revisionX\"");
+  const std::string before = correlator_.SaveState();
+  EXPECT_EQ(correlator_.RestoreState(state).code(), StatusCode::kDataLoss);
+  EXPECT_EQ(correlator_.SaveState(), before);
+}
+
 TEST_F(CorrelatorTest, ARankThatRestartedWithANewPidIsStillOneWorker) {
   correlator_.OnFact(source_, "tensor_parallel_size", "2");
   correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));

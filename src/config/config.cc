@@ -213,10 +213,11 @@ Status ParseSection(const YamlErrors& errors, const YAML::Node& root, const std:
 
 Status ParseTailer(const YamlErrors& errors, const YAML::Node& root, TailerConfig* out) {
   YAML::Node node;
-  if (Status s = ParseSection(errors, root, "tailer",
-                              {"inotify", "poll_interval", "rescan_interval",
-                               "partial_line_timeout", "max_line_bytes", "max_files"},
-                              &node);
+  if (Status s =
+          ParseSection(errors, root, "tailer",
+                       {"inotify", "poll_interval", "rescan_interval", "safety_rescan_interval",
+                        "partial_line_timeout", "max_line_bytes", "max_files"},
+                       &node);
       !s.ok())
     return s;
   if (!node.IsMap()) return OkStatus();
@@ -225,6 +226,10 @@ Status ParseTailer(const YamlErrors& errors, const YAML::Node& root, TailerConfi
       !s.ok())
     return s;
   if (Status s = GetDuration(errors, node, "tailer", "rescan_interval", &out->rescan_interval_us);
+      !s.ok())
+    return s;
+  if (Status s = GetDuration(errors, node, "tailer", "safety_rescan_interval",
+                             &out->safety_rescan_interval_us);
       !s.ok())
     return s;
   if (Status s = GetDuration(errors, node, "tailer", "partial_line_timeout",

@@ -29,7 +29,9 @@
 //   tailer:
 //     inotify: true                        # false: poll only
 //     poll_interval: 1s                    # reads of every open file without inotify
-//     rescan_interval: 10s                 # glob rescans (files that appear)
+//     rescan_interval: 10s                 # glob rescans (files that appear) while polling
+//     safety_rescan_interval: 60s          # with inotify (every glob directory watched): the
+//                                          # rescan and re-read that catch a missed event
 //     partial_line_timeout: 5s             # a line without '\n' waits this long (wall time)
 //     max_line_bytes: 1048576              # longer lines are truncated and counted
 //     max_files: 10000                     # files tailed at once; beyond: not opened, counted
@@ -81,6 +83,7 @@ struct TailerConfig {
   bool inotify = true;
   int64_t poll_interval_us = 1'000'000;
   int64_t rescan_interval_us = 10'000'000;
+  int64_t safety_rescan_interval_us = 60'000'000;
   int64_t partial_line_timeout_us = 5'000'000;
   uint64_t max_line_bytes = 1 << 20;
   uint64_t max_files = 10'000;

@@ -7,8 +7,9 @@
 //
 // Expansion walks the directories below the pattern's literal prefix, never
 // follows directory symlinks under `**` (no loops), and returns regular files
-// (symlinks to regular files included) in sorted order. Unreadable
-// directories are skipped. Threading: stateless.
+// (symlinks to regular files included) in sorted order. Entry types come
+// from readdir (d_type); only symlinks and file systems that do not fill it
+// in cost a stat. Unreadable directories are skipped. Threading: stateless.
 #pragma once
 
 #include <string>
@@ -31,6 +32,10 @@ std::vector<std::string> ExpandGlob(const std::string& pattern);
 // they exist now: the literal prefix, plus every directory under it that a
 // wildcard component or `**` may descend into. For inotify watches.
 std::vector<std::string> GlobDirectories(const std::string& pattern);
+
+// Both of the above from one walk (the tailer's rescan).
+void ExpandGlobAndDirectories(const std::string& pattern, std::vector<std::string>* files,
+                              std::vector<std::string>* directories);
 
 // True when `path` or its file name matches one of the exclude globs.
 bool Excluded(const std::vector<std::string>& exclude, std::string_view path);

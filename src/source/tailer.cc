@@ -289,11 +289,13 @@ void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
 void Tailer::Rescan(int64_t now_us) {
   bool initial = !scanned_;
   scanned_ = true;
+  std::vector<std::string> files, dirs;
   for (const std::string& pattern : options_.paths) {
+    ExpandGlobAndDirectories(pattern, &files, &dirs);
     if (watcher_ != nullptr) {
-      for (const std::string& dir : GlobDirectories(pattern)) watcher_->WatchDirectory(dir);
+      for (const std::string& dir : dirs) watcher_->WatchDirectory(dir);
     }
-    for (const std::string& path : ExpandGlob(pattern)) {
+    for (const std::string& path : files) {
       if (Excluded(options_.exclude, path)) continue;
       auto it = streams_.find(path);
       if (it == streams_.end()) {
@@ -311,12 +313,18 @@ void Tailer::Poll(int64_t now_us) {
 }
 
 void Tailer::Tick(int64_t now_us) {
+  // Nothing can be due before the oldest partial line started: most ticks
+  // of an idle daemon stop here instead of visiting every stream.
+  if (now_us - earliest_partial_us_ < options_.partial_line_timeout_us) return;
+  earliest_partial_us_ = INT64_MAX;
   for (auto& [path, stream] : streams_) {
     OpenFile* file = stream->current.get();
-    if (file && file->in_line && !file->skipping &&
-        now_us - file->line_since_us >= options_.partial_line_timeout_us) {
+    if (!file || !file->in_line || file->skipping) continue;
+    if (now_us - file->line_since_us >= options_.partial_line_timeout_us) {
       ++stats_.partial_lines_flushed;
       FlushPartial(*stream, *file);
+    } else {
+      earliest_partial_us_ = std::min(earliest_partial_us_, file->line_since_us);
     }
   }
 }
@@ -497,7 +505,10 @@ void Tailer::Deliver(Stream& stream, OpenFile& file, std::string_view bytes, uin
         }
       }
     }
-    if (nl == std::string_view::npos) break;
+    if (nl == std::string_view::npos) {
+      if (!file.skipping) earliest_partial_us_ = std::min(earliest_partial_us_, file.line_since_us);
+      break;
+    }
     file.in_line = false;
     file.skipping = false;
     pos = nl + 1;

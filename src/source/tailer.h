@@ -220,6 +220,9 @@ class Tailer {
   std::map<std::string, std::string> by_watch_path_;  // path or symlink target -> stream
   std::map<std::string, bool> ignored_;               // too old when seen (start at end later)
   std::string buffer_;
+  // No partial line started before this (wall time): a lower bound, so
+  // Tick() can skip its pass over the streams until one may be due.
+  int64_t earliest_partial_us_ = INT64_MAX;
   bool scanned_ = false;
   bool more_ = false;
   TailerStats stats_;

@@ -135,6 +135,7 @@ TEST(ConfigTest, OurOwnKeysHaveDefaultsAndBounds) {
   EXPECT_EQ(config->tailer.poll_interval_us, 250'000);
   EXPECT_EQ(config->tailer.max_files, 5u);
   EXPECT_EQ(config->tailer.rescan_interval_us, 10'000'000);
+  EXPECT_EQ(config->tailer.safety_rescan_interval_us, 60'000'000);
   EXPECT_EQ(config->checkpoint_interval_us, 2'000'000);
 }
 

@@ -389,8 +389,9 @@ class Daemon {
       engine_->sources.push_back(std::move(file));
     }
     if (checkpoint) {
-      // The checkpoint's sources are registered before the state is restored,
-      // so the pipeline and its correlator agree on their ids.
+      // The checkpoint's sources are registered before the state is restored:
+      // RestoreState registers the ones it does not know with default parser
+      // options, and ours (envelope, line cap, year) must be the ones used.
       for (const auto& source : checkpoint->sources) engine_->restored[source.name] = source;
       for (const auto& source : checkpoint->sources) {
         for (FileSource* file : files) {

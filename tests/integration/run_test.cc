@@ -64,11 +64,10 @@ TEST_F(RunTest, CopytruncateInTheMiddleOfATracebackGivesOneIncidentOfTwoWorkers)
   EXPECT_EQ(summary.lines, kGoldenLines);
 }
 
-// Disabled until Pipeline::SaveState holds what its header promises (held
-// events, parser and engine context): today it saves the correlator only, so
-// rank 0's hit consumed before the kill is not in the restored state and the
-// restart waits for the window instead of completing the incident 2/2.
-TEST_F(RunTest, DISABLED_KillNineAndRestartReportTheIncidentOnceWithTheSameId) {
+TEST_F(RunTest, KillNineAndRestartReportTheIncidentOnceWithTheSameId) {
+  // Killed with rank 0's failure read and rank 1's not yet written; the
+  // restart resumes from the checkpoint (the pipeline's saved state and each
+  // file's safe position) and completes the same incident 2/2.
   auto daemon = Start();
   Append("w.log", Slice(lines_, 0, 118));  // rank 0 failed, rank 1 not yet
   std::string checkpoint = (dir_ / "checkpoints" / "checkpoint.json").string();
@@ -83,7 +82,7 @@ TEST_F(RunTest, DISABLED_KillNineAndRestartReportTheIncidentOnceWithTheSameId) {
   // the checkpoint and must not write it again.
   EXPECT_EQ(daemon->Kill(SIGKILL), -1);
   daemon = Start();
-  ASSERT_TRUE(WaitFor([&] { return Stderr().find("running") != std::string::npos; }));
+  ASSERT_TRUE(WaitFor([&] { return StderrCount("running") == 3; })) << Stderr();
   EXPECT_EQ(daemon->Kill(SIGTERM), 0);
   ExpectOneCompleteIncident();
 }

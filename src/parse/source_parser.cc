@@ -231,14 +231,7 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
   }
   events.TimeGuessed(fallback);
   if (limit == 0) return CivilToUnixMicros(t, options.current_year, offset);
-  const int64_t limit_secs = limit / kMicrosPerSecond;
-  int32_t y, m, d;
-  CivilFromDays(limit_secs / 86400 - (limit_secs % 86400 < 0 ? 1 : 0), &y, &m, &d);
-  for (int32_t candidate : {y + 1, y}) {
-    const int64_t v = CivilToUnixMicros(t, candidate, offset);
-    if (v <= limit) return v;
-  }
-  return CivilToUnixMicros(t, y - 1, offset);
+  return LatestNotAfter(t, limit, offset);
 }
 
 void SourceParser::Impl::LearnRank(WorkerInfo* worker, std::string_view message) {

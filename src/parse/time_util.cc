@@ -28,6 +28,17 @@ int64_t CivilToUnixMicros(const CivilTime& t, int32_t year, int32_t offset_s) {
   return secs * 1'000'000 + t.micros;
 }
 
+int64_t LatestNotAfter(const CivilTime& t, int64_t limit_us, int32_t offset_s) {
+  const int64_t limit_secs = limit_us / 1'000'000 - (limit_us % 1'000'000 < 0 ? 1 : 0);
+  int32_t y, m, d;
+  CivilFromDays(limit_secs / 86400 - (limit_secs % 86400 < 0 ? 1 : 0), &y, &m, &d);
+  for (int32_t candidate : {y + 1, y}) {
+    const int64_t v = CivilToUnixMicros(t, candidate, offset_s);
+    if (v <= limit_us) return v;
+  }
+  return CivilToUnixMicros(t, y - 1, offset_s);
+}
+
 bool PlausibleCivil(const CivilTime& t) {
   return t.month >= 1 && t.month <= 12 && t.day >= 1 && t.day <= 31 && t.hour <= 23 &&
          t.minute <= 59 && t.second <= 60;

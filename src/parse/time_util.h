@@ -30,6 +30,11 @@ void CivilFromDays(int64_t days, int32_t* year, int32_t* month, int32_t* day);
 // Converts a civil time observed at `offset_s` seconds east of UTC.
 int64_t CivilToUnixMicros(const CivilTime& t, int32_t year, int32_t offset_s);
 
+// For a civil time printed without a year (t.year ignored): the time in the
+// latest year that is not after `limit_us`, the last moment the line can have
+// been written. Lines of a log crossing New Year thus stay in order.
+int64_t LatestNotAfter(const CivilTime& t, int64_t limit_us, int32_t offset_s);
+
 // Reads exactly `n` ASCII digits at text[pos]; false if any is not a digit.
 inline bool ReadDigits(std::string_view text, size_t pos, size_t n, int32_t* out) {
   if (pos + n > text.size()) return false;

@@ -46,6 +46,20 @@ TEST(TimeUtilTest, CalendarAgreesWithADayByDayWalkFrom1600To2400) {
   }
 }
 
+TEST(TimeUtilTest, YearlessTimeTakesTheLatestYearNotAfterTheLimit) {
+  const auto at = [](int y, int mo, int d, int h) {
+    return (DaysFromCivil(y, mo, d) * 86400 + h * 3600) * 1'000'000;
+  };
+  CivilTime dec31{0, 12, 31, 23, 50, 0, 0};
+  CivilTime jan1{0, 1, 1, 0, 10, 0, 0};
+  const int64_t limit = at(2027, 1, 2, 0);
+  EXPECT_EQ(LatestNotAfter(dec31, limit, 0), at(2026, 12, 31, 23) + 50 * 60'000'000LL);
+  EXPECT_EQ(LatestNotAfter(jan1, limit, 0), at(2027, 1, 1, 0) + 10 * 60'000'000LL);
+  // A limit just past New Year still gives the new year's first minutes.
+  EXPECT_EQ(LatestNotAfter(jan1, at(2026, 12, 31, 22), 0), at(2026, 1, 1, 0) + 10 * 60'000'000LL);
+  EXPECT_EQ(LatestNotAfter(jan1, at(2027, 1, 1, 1), 0), at(2027, 1, 1, 0) + 10 * 60'000'000LL);
+}
+
 TEST(TimeUtilTest, DayPastTheMonthsEndCarriesIntoTheNextMonth) {
   EXPECT_EQ(DaysFromCivil(2025, 2, 29), DaysFromCivil(2025, 3, 1));
   EXPECT_EQ(DaysFromCivil(2024, 2, 31), DaysFromCivil(2024, 3, 2));

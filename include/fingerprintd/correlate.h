@@ -124,7 +124,10 @@ class Correlator final : public rules::HitSink {
  public:
   struct Options {
     size_t max_evidence = 24;            // evidence lines per incident
-    size_t max_open_incidents = 10'000;  // beyond: the oldest is emitted and dropped, counted
+    size_t max_open_incidents = 10'000;  // beyond: the oldest is closed (evicted), counted
+    // When > 0, the correlation window of every rule (config `correlation.window`);
+    // 0 keeps each rule's own `window`.
+    int64_t window_us = 0;
   };
   Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
              IncidentSink& sink);

@@ -46,6 +46,10 @@ struct Correlator::Impl {
   Impl(std::shared_ptr<const rules::RuleSet> r, PipelineEvents& e, IncidentSink& s, Options o)
       : rules(std::move(r)), events(e), sink(s), options(o) {}
 
+  int64_t Window(const rules::Rule& rule) const {
+    return options.window_us > 0 ? options.window_us : rule.window_us;
+  }
+
   Deployment* DeploymentFor(uint32_t source_id) {
     return source_id < source_deployment.size() ? source_deployment[source_id] : nullptr;
   }
@@ -111,7 +115,7 @@ struct Correlator::Impl {
     for (auto& inc : open) {
       if (inc->deployment != d || inc->rule != rule) continue;
       if (time_us == 0 || inc->anchor_us == 0) return inc.get();
-      int64_t lo = inc->anchor_us - rule->window_us, hi = inc->anchor_us + rule->window_us;
+      int64_t lo = inc->anchor_us - Window(*rule), hi = inc->anchor_us + Window(*rule);
       if (time_us >= lo && time_us <= hi) return inc.get();
     }
     return nullptr;
@@ -245,7 +249,7 @@ struct Correlator::Impl {
     for (const auto& other : open) {
       if (other.get() == &inc || other->deployment != inc.deployment) continue;
       if (Strength(*other) <= strength) continue;
-      int64_t w = std::max(inc.rule->window_us, other->rule->window_us);
+      int64_t w = std::max(Window(*inc.rule), Window(*other->rule));
       if (inc.anchor_us == 0 || other->anchor_us == 0 ||
           (other->last_seen_us >= inc.anchor_us - w && other->anchor_us <= inc.last_seen_us + w)) {
         return true;
@@ -294,8 +298,8 @@ struct Correlator::Impl {
     for (auto& inc : open) {
       if (deployment != nullptr && inc->deployment != deployment) continue;
       if (inc->last_seen_us == 0) continue;
-      if (inc->last_seen_us + inc->rule->window_us < now_us) ended.push_back(inc.get());
-      if (inc->last_seen_us + 2 * inc->rule->window_us < now_us) closing.push_back(inc.get());
+      if (inc->last_seen_us + Window(*inc->rule) < now_us) ended.push_back(inc.get());
+      if (inc->last_seen_us + 2 * Window(*inc->rule) < now_us) closing.push_back(inc.get());
     }
     if (ended.empty()) return;
     // Stronger incidents first, so that weaker ones see them when deciding.

@@ -206,6 +206,35 @@ TEST_F(RunTest, SighupWithABrokenRuleFileKeepsTheOldRulesMatching) {
   EXPECT_GE(summary.lines, kGoldenLines);  // a reload reads on from the safe positions
 }
 
+// Disabled: a Pipeline bug, reported to its owner. The writer pausing for a
+// second right after rank 1's OOM exception (line 180 of the example) gives
+// the incident another id than replay (and than the same bytes written at
+// once, or paused at line 150, 250 or 290): the id must not depend on pace.
+TEST_F(RunTest, DISABLED_AWriterPausingInTheMiddleOfAFailureGivesReplaysIncidentId) {
+  std::string example = SourceDir() + "/examples/deepseek-v3-h100-oom/worker.log";
+  std::vector<std::string> oom;
+  {
+    std::istringstream in(ReadFile(example));
+    for (std::string line; std::getline(in, line);) oom.push_back(line);
+  }
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  Append("w.log", Slice(oom, 0, 180));
+  // The pause is the input here (a writer stalling), not a synchronisation.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  Append("w.log", Slice(oom, 180, oom.size()));
+  ASSERT_TRUE(WaitFor([&] {
+    for (const Json& j : IncidentLines()) {
+      if (j["workers"]["affected"] == 2) return true;
+    }
+    return false;
+  })) << Stderr();
+  Stop(daemon);
+  std::vector<Json> lines = IncidentLines();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back()["incident_id"], ReplayIncidentId({example}));
+}
+
 TEST_F(RunTest, SigtermExitsZeroWithinTwoSecondsAndSavesACheckpoint) {
   Append("w.log", "INFO 03-04 10:15:00 [core.py:61] hello\n");
   auto daemon = Start();

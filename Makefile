@@ -17,9 +17,15 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
-# Replays the bundled example logs: one TP=2 deployment hitting the target
-# fingerprint and one sibling deployment, printed as text incidents.
+# The main job live: `fingerprintd run` on a temp dir while the bundled example
+# logs are written into it in pieces (examples/demo_live.sh prints each
+# incident as it appears and stops all it started); then a replay of the same
+# logs: one TP=2 deployment hitting the target fingerprint and one sibling
+# deployment, printed as text incidents.
 demo: build
+	@echo "== fingerprintd run: the example logs written live into a temp dir =="
+	@examples/demo_live.sh $(BUILD)/fingerprintd
+	@echo
 	@echo "== fingerprintd replay examples/*/ (text) =="
 	@$(BUILD)/fingerprintd replay --deployment-from '^examples/([^/]+)/' examples/*/ ; \
 	  rc=$$?; if [ $$rc -ne 0 ]; then echo "replay exited $$rc"; exit $$rc; fi

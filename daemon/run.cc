@@ -380,6 +380,7 @@ class Daemon {
     }
     engine_ = std::make_unique<Engine>();
     Pipeline::Options options;
+    options.correlator.window_us = config_.correlation_window_us;  // 0: each rule's own
     engine_->pipeline = std::make_unique<Pipeline>(rules_, options, events_, fanout_);
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {

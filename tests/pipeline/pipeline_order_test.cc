@@ -246,3 +246,39 @@ TEST(PipelineBoundsTest, AWorkerRepeatingOneTracebackKeepsABoundedSampleOfItsHit
 
 }  // namespace
 }  // namespace fingerprintd
+
+namespace fingerprintd {
+namespace {
+
+// A generated deployment written one file per process (as `vllm ... 2>&1 |
+// tee worker_N.log` setups do): a 6-restart crash loop of the TP=4 fixture,
+// split by process prefix into per-worker files and one for the rest.
+std::vector<SourceLines> GeneratedPerWorkerFiles() {
+  std::vector<SourceLines> sources = {{"gen/tp0.log", {}},
+                                      {"gen/tp1.log", {}},
+                                      {"gen/tp2.log", {}},
+                                      {"gen/tp3.log", {}},
+                                      {"gen/main.log", {}}};
+  for (const std::string& line : CrashLoop(6)) {
+    size_t target = 4;
+    for (size_t k = 0; k < 4; ++k) {
+      if (line.find("Worker_TP" + std::to_string(k) + " ") != std::string::npos) target = k;
+    }
+    sources[target].lines.push_back(line);
+  }
+  return sources;
+}
+
+TEST(GeneratedDeploymentTest, AnyInterleavingOfPerWorkerFilesGivesTheSameIncidents) {
+  const auto sources = GeneratedPerWorkerFiles();
+  const std::string expected = RunSchedule(sources, Schedule::kOneAfterTheOther, 1);
+  EXPECT_EQ(std::count(expected.begin(), expected.end(), '\n'), 6);
+  EXPECT_EQ(RunSchedule(sources, Schedule::kReverseFiles, 2), expected);
+  EXPECT_EQ(RunSchedule(sources, Schedule::kRoundRobin, 3), expected);
+  for (uint32_t seed = 40; seed < 50; ++seed) {
+    ASSERT_EQ(RunSchedule(sources, Schedule::kRandom, seed), expected) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace fingerprintd

@@ -22,7 +22,25 @@ struct Stream {
   std::vector<uint64_t> offsets;  // of each line
 };
 
+// "split:<fixture>": the fixture written one file per process (a generated
+// deployment: per-worker files plus one for the rest), else the fixture's files.
+std::vector<Stream> SplitPerWorker(const std::vector<Stream>& whole) {
+  std::vector<Stream> out(5);
+  for (size_t k = 0; k < 5; ++k) out[k].name = "split/" + std::to_string(k) + ".log";
+  for (const std::string& line : whole.at(0).lines) {
+    size_t target = 4;
+    for (size_t k = 0; k < 4; ++k) {
+      if (line.find("Worker_TP" + std::to_string(k) + " ") != std::string::npos) target = k;
+    }
+    Stream& s = out[target];
+    s.offsets.push_back(s.lines.empty() ? 0 : s.offsets.back() + s.lines.back().size() + 1);
+    s.lines.push_back(line);
+  }
+  return out;
+}
+
 std::vector<Stream> ReadStreams(const std::string& fixture) {
+  if (fixture.rfind("split:", 0) == 0) return SplitPerWorker(ReadStreams(fixture.substr(6)));
   const std::string path = testing::Golden(fixture);
   std::vector<std::string> files;
   if (fs::is_directory(path)) {
@@ -137,21 +155,20 @@ TEST_P(CutAndRestoreTest, RestoringAtTheSafePositionAfterAnyLineGivesTheUncutInc
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, CutAndRestoreTest,
-                         ::testing::Values("vllm_tp2_unknown_sf.log", "vllm_tp4_unknown_sf.log",
-                                           "vllm_tp2_cuda_oom.log", "vllm_tp2_nccl_timeout.log",
-                                           "vllm_tp2_unknown_recipe_warmup.log",
-                                           "vllm_tp4_one_rank_keyerror.log",
-                                           "sglang_tp2_unknown_sf.log", "docker", "cri",
-                                           "vllm_tp4_unknown_sf_per_worker",
-                                           "two_deployments_interleaved", "one_line_paste.log"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, CutAndRestoreTest,
+    ::testing::Values("vllm_tp2_unknown_sf.log", "vllm_tp4_unknown_sf.log", "vllm_tp2_cuda_oom.log",
+                      "vllm_tp2_nccl_timeout.log", "vllm_tp2_unknown_recipe_warmup.log",
+                      "vllm_tp4_one_rank_keyerror.log", "sglang_tp2_unknown_sf.log", "docker",
+                      "cri", "vllm_tp4_unknown_sf_per_worker", "two_deployments_interleaved",
+                      "one_line_paste.log", "split:vllm_tp4_unknown_sf.log"),
+    [](const auto& info) {
+      std::string name = info.param;
+      for (char& c : name) {
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name;
+    });
 
 }  // namespace
 }  // namespace fingerprintd

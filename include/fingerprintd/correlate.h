@@ -17,11 +17,13 @@
 // engine-core/API-server copies yields to one with worker hits, and a
 // fallback rule (class unknown catch-all) yields to any other rule.
 //
-// The incident id is a hash of the deployment, the rule and the time of the
-// incident's first hit. Hits must therefore arrive in one canonical order for
-// ids to be the same in every run: the Pipeline (fingerprintd/pipeline.h)
-// guarantees that; nothing else should feed a Correlator outside tests.
-//
+// The incident id is a hash of the deployment, the rule and the earliest
+// symptom time among the incident's hits when it is first reported (all
+// expected workers in, or its window over): the same whichever worker's hit
+// arrived first, so replay, live input and a restart give one id. Hits still
+// come through the Pipeline (fingerprintd/pipeline.h) in one canonical order,
+// so that grouping does not depend on the pace of the sources either.
+
 // Memory: an incident keeps a sample of its hits (the first few per worker)
 // and counts the rest; a deployment remembers a bounded number of workers (a
 // restarted rank replaces its old pid).

@@ -133,10 +133,6 @@ struct Correlator::Impl {
     inc->last_seen_us = hit.time_us;
     inc->anchor_us = hit.time_us;
     inc->order = next_order++;
-    // What the incident is: its deployment, its rule and the time of its
-    // first hit in the canonical order the Pipeline releases hits in, so the
-    // same failure has the same id in replay, live and after a restart.
-    inc->id = "inc-" + Hex64(Fnv1a64({d->name, hit.rule->id, std::to_string(hit.time_us)}));
     open.push_back(std::move(inc));
     return open.back().get();
   }
@@ -259,6 +255,14 @@ struct Correlator::Impl {
   }
 
   void Emit(OpenIncident& inc) {
+    if (inc.revision == 0) {
+      // What the incident is: its deployment, its rule and its earliest
+      // symptom among the hits it has when first reported. Not the first hit
+      // to arrive: live input may decide one rank's traceback before
+      // another's where replay does the opposite, and both must give one id.
+      inc.id = "inc-" +
+               Hex64(Fnv1a64({inc.deployment->name, inc.rule->id, std::to_string(inc.anchor_us)}));
+    }
     ++inc.revision;
     inc.dirty = false;
     Incident out = Build(inc);

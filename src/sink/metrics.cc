@@ -1,0 +1,204 @@
+// Metrics: see metrics.h for the families and their sources.
+#include "sink/metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::sink {
+
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+
+constexpr char kOther[] = "_other";
+
+}  // namespace
+
+Metrics::Metrics(std::string_view version)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      incidents_(BuildCounter()
+                     .Name("fingerprintd_incidents_total")
+                     .Help("Incidents opened, by rule, class and severity")
+                     .Register(*registry_)),
+      worker_failures_(BuildGauge()
+                           .Name("fingerprintd_worker_failures")
+                           .Help("1 while the rank belongs to an open incident of the rule")
+                           .Register(*registry_)),
+      rule_matches_(BuildCounter()
+                        .Name("fingerprintd_rule_matches_total")
+                        .Help("Rule stage matches, by rule and stage")
+                        .Register(*registry_)),
+      lines_total_(BuildCounter()
+                       .Name("fingerprintd_lines_total")
+                       .Help("Lines read, by source")
+                       .Register(*registry_)),
+      bytes_total_(BuildCounter()
+                       .Name("fingerprintd_bytes_total")
+                       .Help("Bytes read (with the newline), by source")
+                       .Register(*registry_)),
+      dropped_(BuildCounter()
+                   .Name("fingerprintd_lines_dropped_total")
+                   .Help("Lines (or parts of lines) not processed as they were, by reason")
+                   .Register(*registry_)),
+      time_guessed_(BuildCounter()
+                        .Name("fingerprintd_time_guessed_total")
+                        .Help("Event times completed by a fallback (no year, no timestamp)")
+                        .Register(*registry_)),
+      evictions_(BuildCounter()
+                     .Name("fingerprintd_evictions_total")
+                     .Help("State forgotten at a cap, by what")
+                     .Register(*registry_)),
+      label_overflow_(BuildCounter()
+                          .Name("fingerprintd_label_overflow_total")
+                          .Help("Label values counted under _other past the cap, by label")
+                          .Register(*registry_)),
+      rotations_(BuildCounter()
+                     .Name("fingerprintd_rotations_total")
+                     .Help("Tailed files rotated (rename+create, kubelet, symlink swap)")
+                     .Register(*registry_)
+                     .Add({})),
+      truncations_(BuildCounter()
+                       .Name("fingerprintd_truncations_total")
+                       .Help("Tailed files truncated (copytruncate)")
+                       .Register(*registry_)
+                       .Add({})),
+      checkpoint_age_(BuildGauge()
+                          .Name("fingerprintd_checkpoint_age_seconds")
+                          .Help("Seconds since the last committed checkpoint (0: none yet)")
+                          .Register(*registry_)
+                          .Add({})),
+      rules_loaded_(BuildGauge()
+                        .Name("fingerprintd_rules_loaded")
+                        .Help("Rules in the running pack")
+                        .Register(*registry_)
+                        .Add({})),
+      reload_failures_(BuildCounter()
+                           .Name("fingerprintd_rule_reload_failures_total")
+                           .Help("SIGHUP reloads that failed (the old config and rules kept)")
+                           .Register(*registry_)
+                           .Add({})) {
+  BuildGauge()
+      .Name("fingerprintd_build_info")
+      .Help("Build information; always 1")
+      .Register(*registry_)
+      .Add({{"version", std::string(version)}})
+      .Set(1);
+  // Every reason and what exists from the start, so rate() sees a 0 first.
+  for (int r = 0; r < static_cast<int>(DropReason::kCount); ++r) {
+    dropped_.Add({{"reason", std::string(DropReasonName(static_cast<DropReason>(r)))}});
+  }
+  for (int w = 0; w < static_cast<int>(Evicted::kCount); ++w) {
+    evictions_.Add({{"what", std::string(EvictedName(static_cast<Evicted>(w)))}});
+  }
+}
+
+Metrics::~Metrics() = default;
+
+std::string Metrics::Bounded(std::set<std::string>& seen, const std::string& value,
+                             const char* label) {
+  if (seen.count(value)) return value;
+  if (seen.size() >= kMaxLabelValues) {
+    label_overflow_.Add({{"label", label}}).Increment();
+    return kOther;
+  }
+  seen.insert(value);
+  return value;
+}
+
+Metrics::SourceCounters& Metrics::ForSource(std::string_view source) {
+  if (auto it = sources_.find(source); it != sources_.end()) return it->second;
+  std::string label(source);
+  if (sources_.size() >= kMaxLabelValues) {
+    label_overflow_.Add({{"label", "source"}}).Increment();
+    label = kOther;
+    if (auto it = sources_.find(label); it != sources_.end()) return it->second;
+  }
+  SourceCounters counters{&lines_total_.Add({{"source", label}}),
+                          &bytes_total_.Add({{"source", label}})};
+  return sources_.emplace(label, counters).first->second;
+}
+
+void Metrics::LineRead(std::string_view source, uint64_t bytes) {
+  SourceCounters& c = ForSource(source);
+  c.lines->Increment();
+  c.bytes->Increment(static_cast<double>(bytes));
+  ++lines_;
+  bytes_ += bytes;
+}
+
+void Metrics::LineDropped(DropReason reason) {
+  dropped_.Add({{"reason", std::string(DropReasonName(reason))}}).Increment();
+}
+
+void Metrics::TimeGuessed(TimeFallback fallback) {
+  time_guessed_.Add({{"fallback", std::string(TimeFallbackName(fallback))}}).Increment();
+}
+
+void Metrics::RuleMatched(std::string_view rule, std::string_view stage) {
+  auto key = std::make_pair(std::string(rule), std::string(stage));
+  auto it = matches_.find(key);
+  if (it == matches_.end()) {
+    it = matches_.emplace(key, &rule_matches_.Add({{"rule", key.first}, {"stage", key.second}}))
+             .first;
+  }
+  it->second->Increment();
+}
+
+void Metrics::IncidentOpened(std::string_view rule, std::string_view rule_class,
+                             std::string_view severity) {
+  incidents_
+      .Add({{"rule", std::string(rule)},
+            {"class", std::string(rule_class)},
+            {"severity", std::string(severity)}})
+      .Increment();
+}
+
+void Metrics::FileRotated() { rotations_.Increment(); }
+void Metrics::FileTruncated() { truncations_.Increment(); }
+
+void Metrics::StateEvicted(Evicted what) {
+  evictions_.Add({{"what", std::string(EvictedName(what))}}).Increment();
+}
+
+void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) {
+  // Drop what this incident held, then take what it holds now (nothing once
+  // closed); a gauge is 1 while any open incident holds it.
+  for (prometheus::Gauge* gauge : open_[incident.incident_id]) {
+    if (--holders_[gauge] == 0) gauge->Set(0);
+  }
+  open_.erase(incident.incident_id);
+  if (change != correlate::IncidentChange::kClosed) {
+    std::string deployment = Bounded(deployments_, incident.deployment, "deployment");
+    std::vector<std::string> ranks;
+    for (int32_t rank : incident.ranks) ranks.push_back(std::to_string(rank));
+    if (ranks.empty()) ranks.push_back("unknown");
+    std::vector<prometheus::Gauge*>& held = open_[incident.incident_id];
+    for (const std::string& rank : ranks) {
+      prometheus::Gauge& gauge = worker_failures_.Add({{"deployment", deployment},
+                                                       {"rule", incident.rule->id},
+                                                       {"class", incident.rule->rule_class},
+                                                       {"rank", rank}});
+      if (holders_[&gauge]++ == 0) gauge.Set(1);
+      held.push_back(&gauge);
+    }
+  }
+}
+
+void Metrics::SetRulesLoaded(size_t rules) { rules_loaded_.Set(static_cast<double>(rules)); }
+void Metrics::RuleReloadFailed() { reload_failures_.Increment(); }
+void Metrics::CheckpointSaved(int64_t now_us) { checkpoint_at_us_ = now_us; }
+
+std::string Metrics::Serialize(int64_t now_us) {
+  checkpoint_age_.Set(checkpoint_at_us_ == 0
+                          ? 0.0
+                          : static_cast<double>(std::max<int64_t>(0, now_us - checkpoint_at_us_)) /
+                                1e6);
+  std::string text = prometheus::TextSerializer().Serialize(registry_->Collect());
+  return text;
+}
+
+}  // namespace fingerprintd::sink

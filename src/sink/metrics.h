@@ -1,0 +1,123 @@
+// Metrics: the daemon's Prometheus families (DESIGN.md §6), fed through the
+// two interfaces every stage already reports to, so no stage knows Prometheus:
+//
+//   sink::Metrics metrics(FINGERPRINTD_VERSION);
+//   Pipeline pipeline(rules, options, /*events=*/metrics, /*sink=*/fanout);  // fanout -> metrics
+//   metrics.SetRulesLoaded(rules->rules().size());
+//   std::string body = metrics.Serialize(now_us);   // GET /metrics, text format 0.0.4
+//
+// As PipelineEvents it counts lines and bytes per source, drops by reason,
+// rule matches by rule and stage, incidents opened by rule/class/severity,
+// rotations, truncations and evictions by what. As an IncidentSink it keeps
+// fingerprintd_worker_failures{deployment,rule,class,rank} at 1 while that
+// rank belongs to an open (opened or updated) incident and sets it back to 0
+// when the incident closes, so Prometheus can sum it across sidecars. The
+// daemon reports the rest itself (rules loaded, reload failures, checkpoint
+// times).
+//
+// Label values are bounded: sources and deployments beyond kMaxLabelValues
+// distinct values are counted under "_other" (and in
+// fingerprintd_label_overflow_total{label}); rule, stage, class, severity,
+// reason and what come from the rule pack or from enums. No log text is ever
+// a label value.
+//
+// Threading: the daemon's io_context thread calls everything (the HTTP server
+// serialises on the same thread). Counters themselves are atomic.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "fingerprintd/correlate.h"
+#include "fingerprintd/pipeline_events.h"
+
+namespace fingerprintd::sink {
+
+inline constexpr size_t kMaxLabelValues = 10'000;
+
+class Metrics final : public PipelineEvents, public correlate::IncidentSink {
+ public:
+  explicit Metrics(std::string_view version);
+  ~Metrics() override;
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // PipelineEvents
+  void LineRead(std::string_view source, uint64_t bytes) override;
+  void LineDropped(DropReason reason) override;
+  void TimeGuessed(TimeFallback fallback) override;
+  void TracebackAssembled() override {}
+  void RuleMatched(std::string_view rule, std::string_view stage) override;
+  void IncidentOpened(std::string_view rule, std::string_view rule_class,
+                      std::string_view severity) override;
+  void IncidentUpdated(std::string_view) override {}
+  void FileRotated() override;
+  void FileTruncated() override;
+  void StateEvicted(Evicted what) override;
+
+  // IncidentSink: fingerprintd_worker_failures.
+  void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override;
+
+  // Set by the daemon.
+  void SetRulesLoaded(size_t rules);
+  void RuleReloadFailed();
+  // A checkpoint was committed at wall time `now_us` (age 0 from then on).
+  void CheckpointSaved(int64_t now_us);
+
+  // Every family in the Prometheus text format; checkpoint age as of now_us.
+  std::string Serialize(int64_t now_us);
+
+  // Totals, for the daemon's own log line at exit.
+  uint64_t lines() const { return lines_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  struct SourceCounters {
+    prometheus::Counter* lines;
+    prometheus::Counter* bytes;
+  };
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  SourceCounters& ForSource(std::string_view source);
+  // `value`, or "_other" once `seen` holds kMaxLabelValues others (counted).
+  std::string Bounded(std::set<std::string>& seen, const std::string& value, const char* label);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& incidents_;
+  prometheus::Family<prometheus::Gauge>& worker_failures_;
+  prometheus::Family<prometheus::Counter>& rule_matches_;
+  prometheus::Family<prometheus::Counter>& lines_total_;
+  prometheus::Family<prometheus::Counter>& bytes_total_;
+  prometheus::Family<prometheus::Counter>& dropped_;
+  prometheus::Family<prometheus::Counter>& time_guessed_;
+  prometheus::Family<prometheus::Counter>& evictions_;
+  prometheus::Family<prometheus::Counter>& label_overflow_;
+  prometheus::Counter& rotations_;
+  prometheus::Counter& truncations_;
+  prometheus::Gauge& checkpoint_age_;
+  prometheus::Gauge& rules_loaded_;
+  prometheus::Counter& reload_failures_;
+
+  std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
+  std::set<std::string> deployments_;
+  std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
+  // Ranks each incident holds at 1: (deployment, rule, class, rank) labels.
+  std::map<std::string, std::vector<prometheus::Gauge*>> open_;
+  std::map<prometheus::Gauge*, int> holders_;  // open incidents holding each gauge at 1
+  int64_t checkpoint_at_us_ = 0;
+  uint64_t lines_ = 0, bytes_ = 0;
+};
+
+}  // namespace fingerprintd::sink

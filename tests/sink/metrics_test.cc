@@ -1,0 +1,85 @@
+#include "sink/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/replay_harness.h"
+
+namespace fingerprintd::sink {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+correlate::Incident IncidentOf(const std::string& id, std::vector<int32_t> ranks) {
+  auto rules = testing::EmbeddedRules();
+  correlate::Incident incident;
+  incident.incident_id = id;
+  incident.rule =
+      std::shared_ptr<const rules::Rule>(rules, rules->Find("deepgemm-unknown-sf-transformation"));
+  incident.deployment = "qwen3";
+  incident.ranks = std::move(ranks);
+  return incident;
+}
+
+TEST(MetricsTest, EveryFamilyOfTheContractIsExposedUnderItsName) {
+  Metrics metrics("1.2.3");
+  metrics.LineRead("/logs/0.log", 10);
+  metrics.RuleMatched("cuda-out-of-memory", "symptom");
+  metrics.IncidentOpened("cuda-out-of-memory", "resource", "error");
+  metrics.OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  std::string text = metrics.Serialize(0);
+  for (const char* name : {"fingerprintd_incidents_total{", "fingerprintd_worker_failures{",
+                           "fingerprintd_rule_matches_total{", "fingerprintd_lines_total{",
+                           "fingerprintd_bytes_total{", "fingerprintd_lines_dropped_total{",
+                           "fingerprintd_rotations_total ", "fingerprintd_truncations_total ",
+                           "fingerprintd_checkpoint_age_seconds ", "fingerprintd_rules_loaded ",
+                           "fingerprintd_rule_reload_failures_total ",
+                           "fingerprintd_evictions_total{", "fingerprintd_build_info{"}) {
+    EXPECT_THAT(text, HasSubstr(name)) << name;
+  }
+  EXPECT_THAT(text, HasSubstr(R"(fingerprintd_build_info{version="1.2.3"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(fingerprintd_lines_total{source="/logs/0.log"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(fingerprintd_bytes_total{source="/logs/0.log"} 10)"));
+  EXPECT_THAT(text, HasSubstr(R"(fingerprintd_incidents_total{class="resource",)"
+                              R"(rule="cuda-out-of-memory",severity="error"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(fingerprintd_evictions_total{what="held_event"} 0)"));
+}
+
+TEST(MetricsTest, AWorkerFailureIsOneWhileItsIncidentIsOpenAndZeroOnceItCloses) {
+  Metrics metrics("1");
+  const std::string rank1 =
+      R"(fingerprintd_worker_failures{class="hardware_support",deployment="qwen3",rank="1",)"
+      R"(rule="deepgemm-unknown-sf-transformation"})";
+  metrics.OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-a", {0}));
+  EXPECT_THAT(metrics.Serialize(0), Not(HasSubstr(rank1)));
+  metrics.OnIncident(correlate::IncidentChange::kUpdated, IncidentOf("inc-a", {0, 1}));
+  EXPECT_THAT(metrics.Serialize(0), HasSubstr(rank1 + " 1"));
+  // A second open incident holding the same rank keeps it at 1 (not 2), and
+  // at 1 until both are closed.
+  metrics.OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-b", {1}));
+  EXPECT_THAT(metrics.Serialize(0), HasSubstr(rank1 + " 1"));
+  metrics.OnIncident(correlate::IncidentChange::kClosed, IncidentOf("inc-a", {0, 1}));
+  EXPECT_THAT(metrics.Serialize(0), HasSubstr(rank1 + " 1"));
+  metrics.OnIncident(correlate::IncidentChange::kClosed, IncidentOf("inc-b", {1}));
+  EXPECT_THAT(metrics.Serialize(0), HasSubstr(rank1 + " 0"));
+}
+
+TEST(MetricsTest, SourcesPastTheCapAreCountedUnderOther) {
+  Metrics metrics("1");
+  for (size_t i = 0; i < kMaxLabelValues + 5; ++i) metrics.LineRead(std::to_string(i), 1);
+  std::string text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr(R"(fingerprintd_lines_total{source="_other"} 5)"));
+  EXPECT_THAT(text, HasSubstr(R"(fingerprintd_label_overflow_total{label="source"} 5)"));
+  EXPECT_EQ(metrics.lines(), kMaxLabelValues + 5);
+}
+
+TEST(MetricsTest, CheckpointAgeCountsFromTheLastSave) {
+  Metrics metrics("1");
+  EXPECT_THAT(metrics.Serialize(5'000'000), HasSubstr("fingerprintd_checkpoint_age_seconds 0\n"));
+  metrics.CheckpointSaved(1'000'000);
+  EXPECT_THAT(metrics.Serialize(3'500'000), HasSubstr("fingerprintd_checkpoint_age_seconds 2.5\n"));
+}
+
+}  // namespace
+}  // namespace fingerprintd::sink

@@ -35,7 +35,7 @@ Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const Replay
     spec.labels = StaticLabels(options);
     spec.parser = options.parser;
     if (!source->pieces.empty() && source->pieces.back() != "-") {
-      spec.parser.mtime_year = FileMtimeYear(source->pieces.back());
+      spec.parser.mtime_us = FileMtimeMicros(source->pieces.back());
     }
     ids.push_back(pipeline.AddSource(spec));
   }

@@ -86,13 +86,22 @@ void TracebackAssembler::AddFrame(Stream& s, std::string_view message) {
   // Keep the newest frames: drop the oldest until the new one fits.
   while (s.frames > 0 && (s.frames >= options_.max_traceback_frames ||
                           s.bytes + cost > options_.max_traceback_bytes)) {
+    // Drop from the middle: the innermost frames name the failing call
+    // (printed last), the outermost ones the path that led there (a warm-up
+    // or profile run that vetoes a rule); a quarter of the cap stays at the head.
+    const size_t head = options_.max_traceback_frames / 4;
+    size_t skipped = 0;
     for (ExceptionBlock& block : s.tb.blocks) {
       if (block.frames.empty()) continue;
-      const Frame& f = block.frames.front();
+      const size_t keep = skipped + block.frames.size() > head ? head - std::min(head, skipped) : 0;
+      skipped += block.frames.size();
+      if (keep >= block.frames.size()) continue;
+      const Frame& f = block.frames[keep];
       s.bytes -=
           std::min(s.bytes, f.file.size() + f.function.size() + f.code.size() + sizeof(Frame));
-      block.frames.erase(block.frames.begin());
+      block.frames.erase(block.frames.begin() + static_cast<std::ptrdiff_t>(keep));
       --s.frames;
+      ++s.tb.dropped_frames;
       break;
     }
     MarkTruncated(s);

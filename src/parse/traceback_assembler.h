@@ -33,10 +33,12 @@
 // at least 79 bytes long, a terminal's hard wrap). Anything else after an
 // exception line ends the traceback, so unrelated prints are not swallowed.
 //
-// Caps: at max_traceback_frames or max_traceback_bytes the OLDEST frames are
-// dropped (the innermost frames name the failing call; they are printed last)
-// and the traceback is marked truncated, counted once as
-// DropReason::kTracebackTruncated.
+// Caps: at max_traceback_frames or max_traceback_bytes frames are dropped from
+// the middle: a quarter of the frame cap stays at the head (the outermost
+// calls: the path, e.g. a warm-up that vetoes a rule) and the newest frames
+// are kept (the innermost ones name the failing call; they are printed last).
+// The traceback is marked truncated, counted once as
+// DropReason::kTracebackTruncated, and Traceback::dropped_frames says how many.
 //
 // Emission: a pending traceback is emitted when the next line of its stream
 // is not a continuation, by Tick() once event time moved past its last line,

@@ -309,9 +309,9 @@ TEST_F(TracebackAssemblerTest, FinishFlushesAnOpenTracebackAsIncomplete) {
   EXPECT_FALSE(sink_.tracebacks[0].complete);
 }
 
-TEST_F(TracebackAssemblerTest, FrameCapKeepsTheInnermostFramesAndCountsOnce) {
+TEST_F(TracebackAssemblerTest, FrameCapKeepsTheOutermostAndInnermostFramesAndCountsTheCut) {
   ParserOptions options;
-  options.max_traceback_frames = 4;
+  options.max_traceback_frames = 4;  // one head frame, three innermost
   Start(options);
   std::vector<std::string> lines = {"Traceback (most recent call last):"};
   for (int i = 0; i < 10; ++i) {
@@ -323,7 +323,8 @@ TEST_F(TracebackAssemblerTest, FrameCapKeepsTheInnermostFramesAndCountsOnce) {
   const Traceback& tb = sink_.tracebacks[0];
   EXPECT_TRUE(tb.truncated);
   EXPECT_TRUE(tb.complete);
-  EXPECT_EQ(Functions(tb.blocks[0]), (std::vector<std::string>{"fn6", "fn7", "fn8", "fn9"}));
+  EXPECT_EQ(Functions(tb.blocks[0]), (std::vector<std::string>{"fn0", "fn7", "fn8", "fn9"}));
+  EXPECT_EQ(tb.dropped_frames, 6u);
   EXPECT_EQ(events_.Dropped(DropReason::kTracebackTruncated), 1u);
 }
 

@@ -259,7 +259,9 @@ def latency(a):
             found = False
             while time.monotonic() < deadline and not found:
                 with open(jsonl, "rb") if os.path.exists(jsonl) else open(os.devnull, "rb") as f:
-                    rows = f.read().splitlines()
+                    data = f.read()
+                # Only complete lines: the daemon may be in the middle of writing one.
+                rows = data[:data.rfind(b"\n") + 1].splitlines()
                 for row in rows[seen:]:
                     j = json.loads(row)
                     if j["workers"]["affected"] == 2 and j["workers"]["expected"] == 2:

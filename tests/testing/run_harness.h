@@ -178,9 +178,13 @@ class RunFixture : public ::testing::Test {
   void Append(const std::string& name, const std::string& text) {
     AppendTo(dir_ / "logs" / name, text);
   }
+  // The complete lines of the incident log: a reader may catch the daemon
+  // in the middle of write()ing a line, so one without its '\n' is not yet one.
   std::vector<Json> IncidentLines() const {
+    std::string text = ReadFile(Incidents());
+    text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
     std::vector<Json> out;
-    std::istringstream in(ReadFile(Incidents()));
+    std::istringstream in(text);
     for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
     return out;
   }

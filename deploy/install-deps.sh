@@ -16,6 +16,7 @@ PACKAGES=(
   libcli11-dev
   libgtest-dev libgmock-dev
   zlib1g-dev
+  python3  # tests/golden/tools/check_fixtures.py, run by ctest
 )
 
 missing=()

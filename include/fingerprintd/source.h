@@ -105,6 +105,15 @@ Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEven
 // A file's modification time in microseconds since the epoch, or 0 when it
 // cannot be read: the latest time its lines can carry (ParserOptions::mtime_us).
 int64_t FileMtimeMicros(const std::string& path);
+// The deployment a file belongs to, for replay and the live daemon alike: the
+// `deployment` label; else the captures of `deployment_from` (compiled, may
+// be null) over the path, joined by '/' (*matched set when it captured);
+// else `<namespace>/<pod>` for the kubelet layout
+// `/var/log/pods/<ns>_<pod>_<uid>/...`; else `fallback`.
+std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
+                              const re2::RE2* deployment_from, const std::string& path,
+                              const std::string& fallback, bool* matched = nullptr);
+
 // The year of a file's modification time (UTC), or 0 when it cannot be read.
 // Superseded by FileMtimeMicros; kept until every caller sets mtime_us.
 int32_t FileMtimeYear(const std::string& path);

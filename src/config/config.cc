@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/yaml_strict.h"
+#include "fingerprintd/source.h"
 
 namespace fingerprintd::config {
 
@@ -47,31 +48,7 @@ Status CheckListenAddress(const std::string& address) {
 
 std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
                               const RE2* deployment_from, const std::string& path) {
-  auto label = labels.find("deployment");
-  if (label != labels.end()) return label->second;
-  if (deployment_from != nullptr) {
-    int groups = deployment_from->NumberOfCapturingGroups();
-    std::vector<std::string> values(groups);
-    std::vector<RE2::Arg> args(groups);
-    std::vector<RE2::Arg*> arg_ptrs(groups);
-    for (int i = 0; i < groups; ++i) {
-      args[i] = &values[i];
-      arg_ptrs[i] = &args[i];
-    }
-    if (groups > 0 && RE2::PartialMatchN(path, *deployment_from, arg_ptrs.data(), groups)) {
-      std::string out;
-      for (const std::string& v : values) {
-        if (v.empty()) continue;
-        if (!out.empty()) out += "/";
-        out += v;
-      }
-      if (!out.empty()) return out;
-    }
-  }
-  static const RE2 kPodPath(R"(/var/log/pods/([^_/]+)_([^_/]+)_[^/]+/)");
-  std::string ns, pod;
-  if (RE2::PartialMatch(path, kPodPath, &ns, &pod)) return ns + "/" + pod;
-  return path;
+  return source::DeploymentForPath(labels, deployment_from, path, path);
 }
 
 namespace {

@@ -127,7 +127,7 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags);
 // label; else the captures of `deployment_from` (compiled, may be null) over
 // the path, joined by '/'; else `<namespace>/<pod>` for the kubelet layout
 // `/var/log/pods/<ns>_<pod>_<uid>/...`; else the path itself.
-// (replay_files.cc has the same rule for replay; one of the two should go.)
+// The one rule is source::DeploymentForPath (replay uses it too).
 std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
                               const re2::RE2* deployment_from, const std::string& path);
 

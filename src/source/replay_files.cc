@@ -60,42 +60,6 @@ bool PieceBefore(const RotationKey& a, const RotationKey& b) {
   return false;
 }
 
-// Names the deployment of `path`; sets *matched when --deployment-from
-// captured something. `deployment_from` is the compiled pattern, or null.
-std::string DeploymentFor(const ReplayOptions& options, const RE2* deployment_from,
-                          const std::string& path, const std::string& fallback, bool* matched) {
-  auto label = options.labels.find("deployment");
-  if (label != options.labels.end()) return label->second;
-  if (deployment_from != nullptr) {
-    const RE2& re = *deployment_from;
-    int groups = re.NumberOfCapturingGroups();
-    std::vector<std::string> values(groups);
-    std::vector<RE2::Arg> args(groups);
-    std::vector<RE2::Arg*> arg_ptrs(groups);
-    for (int i = 0; i < groups; ++i) {
-      args[i] = &values[i];
-      arg_ptrs[i] = &args[i];
-    }
-    if (groups > 0 && RE2::PartialMatchN(path, re, arg_ptrs.data(), groups)) {
-      std::string out;
-      for (const std::string& v : values) {
-        if (v.empty()) continue;
-        if (!out.empty()) out += "/";
-        out += v;
-      }
-      if (!out.empty()) {
-        *matched = true;
-        return out;
-      }
-    }
-  }
-  // Kubernetes: /var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log
-  static const RE2 kPodPath(R"(/var/log/pods/([^_/]+)_([^_/]+)_[^/]+/)");
-  std::string ns, pod;
-  if (RE2::PartialMatch(path, kPodPath, &ns, &pod)) return ns + "/" + pod;
-  return fallback;
-}
-
 // Walks one directory for ListDirectory. `seen_dirs` holds the real
 // (canonical) directories entered so far: a symlink back to an ancestor ends
 // there instead of looping, and a directory reached through two links is read
@@ -252,8 +216,8 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
     if (inserted) {
       ReplaySource source;
       source.name = stream_key;
-      source.deployment = DeploymentFor(options, deployment_from.get(), file, fallback,
-                                        &source.deployment_from_matched);
+      source.deployment = DeploymentForPath(options.labels, deployment_from.get(), file, fallback,
+                                            &source.deployment_from_matched);
       sources.push_back(std::move(source));
     }
     pieces[stream_key].emplace_back(key, file);
@@ -280,6 +244,40 @@ int32_t FileMtimeYear(const std::string& path) {
   time_t t = st.st_mtime;
   if (gmtime_r(&t, &tm) == nullptr) return 0;
   return tm.tm_year + 1900;
+}
+
+std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
+                              const RE2* deployment_from, const std::string& path,
+                              const std::string& fallback, bool* matched) {
+  auto label = labels.find("deployment");
+  if (label != labels.end()) return label->second;
+  if (deployment_from != nullptr) {
+    const int groups = deployment_from->NumberOfCapturingGroups();
+    std::vector<std::string> values(groups);
+    std::vector<RE2::Arg> args(groups);
+    std::vector<RE2::Arg*> arg_ptrs(groups);
+    for (int i = 0; i < groups; ++i) {
+      args[i] = &values[i];
+      arg_ptrs[i] = &args[i];
+    }
+    if (groups > 0 && RE2::PartialMatchN(path, *deployment_from, arg_ptrs.data(), groups)) {
+      std::string out;
+      for (const std::string& v : values) {
+        if (v.empty()) continue;
+        if (!out.empty()) out += "/";
+        out += v;
+      }
+      if (!out.empty()) {
+        if (matched != nullptr) *matched = true;
+        return out;
+      }
+    }
+  }
+  // Kubernetes: /var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log
+  static const RE2 kPodPath(R"(/var/log/pods/([^_/]+)_([^_/]+)_[^/]+/)");
+  std::string ns, pod;
+  if (RE2::PartialMatch(path, kPodPath, &ns, &pod)) return ns + "/" + pod;
+  return fallback;
 }
 
 }  // namespace fingerprintd::source

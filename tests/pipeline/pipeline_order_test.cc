@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "fingerprintd/pipeline.h"
+#include "testing/fixture_streams.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd {
@@ -19,29 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct SourceLines {
-  std::string name;
-  std::vector<std::string> lines;
-};
+using SourceLines = testing::FixtureStream;
 
 std::vector<SourceLines> ReadSources(const std::string& path) {
-  std::vector<std::string> files;
-  if (fs::is_directory(path)) {
-    for (const auto& e : fs::recursive_directory_iterator(path)) {
-      if (e.is_regular_file()) files.push_back(e.path().string());
-    }
-    std::sort(files.begin(), files.end());
-  } else {
-    files.push_back(path);
-  }
-  std::vector<SourceLines> out;
-  for (const std::string& f : files) {
-    std::ifstream in(f);
-    SourceLines s{f.substr(testing::SourceDir().size() + 1), {}};
-    for (std::string line; std::getline(in, line);) s.lines.push_back(line);
-    out.push_back(std::move(s));
-  }
-  return out;
+  return testing::ReadFixtureStreams(path);
 }
 
 enum class Schedule { kOneAfterTheOther, kReverseFiles, kRoundRobin, kRandom };
@@ -254,11 +236,9 @@ namespace {
 // tee worker_N.log` setups do): a 6-restart crash loop of the TP=4 fixture,
 // split by process prefix into per-worker files and one for the rest.
 std::vector<SourceLines> GeneratedPerWorkerFiles() {
-  std::vector<SourceLines> sources = {{"gen/tp0.log", {}},
-                                      {"gen/tp1.log", {}},
-                                      {"gen/tp2.log", {}},
-                                      {"gen/tp3.log", {}},
-                                      {"gen/main.log", {}}};
+  std::vector<SourceLines> sources(5);
+  for (size_t k = 0; k < 4; ++k) sources[k].name = "gen/tp" + std::to_string(k) + ".log";
+  sources[4].name = "gen/main.log";
   for (const std::string& line : CrashLoop(6)) {
     size_t target = 4;
     for (size_t k = 0; k < 4; ++k) {

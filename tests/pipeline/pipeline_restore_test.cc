@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "fingerprintd/pipeline.h"
+#include "testing/fixture_streams.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd {
@@ -16,11 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Stream {
-  std::string name;
-  std::vector<std::string> lines;
-  std::vector<uint64_t> offsets;  // of each line
-};
+using Stream = testing::FixtureStream;
 
 // "split:<fixture>": the fixture written one file per process (a generated
 // deployment: per-worker files plus one for the rest), else the fixture's files.
@@ -41,29 +38,7 @@ std::vector<Stream> SplitPerWorker(const std::vector<Stream>& whole) {
 
 std::vector<Stream> ReadStreams(const std::string& fixture) {
   if (fixture.rfind("split:", 0) == 0) return SplitPerWorker(ReadStreams(fixture.substr(6)));
-  const std::string path = testing::Golden(fixture);
-  std::vector<std::string> files;
-  if (fs::is_directory(path)) {
-    for (const auto& e : fs::recursive_directory_iterator(path)) {
-      if (e.is_regular_file()) files.push_back(e.path().string());
-    }
-    std::sort(files.begin(), files.end());
-  } else {
-    files.push_back(path);
-  }
-  std::vector<Stream> out;
-  for (const std::string& f : files) {
-    Stream s{f.substr(testing::SourceDir().size() + 1), {}, {}};
-    std::ifstream in(f);
-    uint64_t offset = 0;
-    for (std::string line; std::getline(in, line);) {
-      s.offsets.push_back(offset);
-      offset += line.size() + 1;
-      s.lines.push_back(line);
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
+  return testing::ReadFixtureStreams(testing::Golden(fixture));
 }
 
 // Steps of a round-robin schedule: (stream, line index).

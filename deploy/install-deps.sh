@@ -17,7 +17,18 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   zlib1g-dev
   python3  # tests/golden/tools/check_fixtures.py, run by ctest
+  # Real peers for the end-to-end tests (make test); none is linked in:
+  prometheus              # promtool check/test rules; e2e scrape + alert firing
+  prometheus-alertmanager # e2e: the daemon's pushed alerts
+  chromium                # e2e: the HTML page rendered headless
+  socat                   # e2e: socket sources fed by a real client
 )
+# kubectl (for `kubectl kustomize` of deploy/k8s): Debian's kubernetes-client,
+# unless a kubectl is already there (another package owning /usr/bin/kubectl,
+# e.g. the Google Cloud SDK's, makes kubernetes-client fail to install).
+if ! command -v kubectl >/dev/null 2>&1; then
+  PACKAGES+=(kubernetes-client)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -37,4 +48,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Packages whose service the postinst tries to start (prometheus) must not
+# leave dpkg half-configured where no init system runs.
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" || {
+  $SUDO dpkg --configure -a
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}

@@ -37,6 +37,7 @@ enum class Evicted : uint8_t {
   kIncident,           // the oldest open incident, at the open-incident cap
   kHeldEvent,          // an event released early, at the held-event cap
   kWorker,             // a deployment's oldest remembered worker process, at its cap
+  kIncidentHistory,    // a closed incident dropped from /incidents and the status page
   kCount
 };
 std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event"

@@ -33,6 +33,8 @@ std::string_view EvictedName(Evicted what) {
       return "incident";
     case Evicted::kHeldEvent:
       return "held_event";
+    case Evicted::kIncidentHistory:
+      return "incident_history";
     case Evicted::kWorker:
       return "worker";
     case Evicted::kCount:

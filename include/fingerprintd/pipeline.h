@@ -63,6 +63,12 @@ struct SourceSpec {
   std::map<std::string, std::string> labels;  // static labels carried by incidents
   parse::ParserOptions parser;
   SourcePosition start;  // where reading starts (a checkpoint's safe position)
+  // A source that never resumes (a socket stream): once ended and with none
+  // of its events still held, the pipeline forgets it (frees its state and
+  // stops visiting it). Its name keeps its id: AddSource with the name again
+  // (same deployment) starts a fresh source under the same id, so a caller
+  // that reuses names keeps what the pipeline remembers bounded.
+  bool transient = false;
 };
 
 class Pipeline {
@@ -92,7 +98,9 @@ class Pipeline {
 
   // Registers a source. Names are unique: adding a name again returns the
   // existing id (its spec unchanged), so a restored state and a tailer that
-  // rediscovers its files agree on ids.
+  // rediscovers its files agree on ids. A forgotten transient source's name
+  // gives a fresh source: under its old id when the deployment is the same,
+  // else under a new one.
   SourceId AddSource(const SourceSpec& spec);
 
   // Feeds one physical line without its '\n', starting at byte `offset`. An
@@ -118,6 +126,11 @@ class Pipeline {
   SourcePosition SafePosition(SourceId source) const;
   // The position after the last line fed (where reading continues).
   SourcePosition NextPosition(SourceId source) const;
+  // Feed, EndSource and the positions of a forgotten source do nothing and
+  // return {}.
+
+  // Sources remembered (forgotten transient sources are not).
+  size_t source_count() const;
 
   // Serialises everything consumed from the sources (versioned JSON).
   std::string SaveState() const;

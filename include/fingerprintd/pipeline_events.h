@@ -18,6 +18,9 @@ enum class DropReason : uint8_t {
   kBinary,              // NUL/control bytes; line kept, counted
   kBadEnvelope,         // declared envelope did not parse; line passed as plain
   kTracebackTruncated,  // traceback frame/byte cap hit
+  kInvalidJson,         // socket `jsonl`: a line that is not a JSON object (skipped)
+  kNoTextField,         // socket `jsonl`: a JSON object without a text field (skipped)
+  kCutAtDisconnect,     // socket: a line cut by its client disconnecting (skipped)
   kCount
 };
 std::string_view DropReasonName(DropReason reason);  // "line_too_long", ...
@@ -38,6 +41,9 @@ enum class Evicted : uint8_t {
   kHeldEvent,          // an event released early, at the held-event cap
   kWorker,             // a deployment's oldest remembered worker process, at its cap
   kIncidentHistory,    // a closed incident dropped from /incidents and the status page
+  kConnection,         // a socket connection refused at max_connections
+  kIdleConnection,     // a socket connection closed after idle_timeout without a byte
+  kSocketStream,       // a connection's stream ended early, least recent first, at max_streams
   kCount
 };
 std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event"

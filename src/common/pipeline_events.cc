@@ -19,6 +19,12 @@ std::string_view DropReasonName(DropReason reason) {
       return "bad_envelope";
     case DropReason::kTracebackTruncated:
       return "traceback_truncated";
+    case DropReason::kInvalidJson:
+      return "invalid_json";
+    case DropReason::kNoTextField:
+      return "no_text_field";
+    case DropReason::kCutAtDisconnect:
+      return "cut_at_disconnect";
     case DropReason::kCount:
       break;
   }
@@ -37,6 +43,12 @@ std::string_view EvictedName(Evicted what) {
       return "incident_history";
     case Evicted::kWorker:
       return "worker";
+    case Evicted::kConnection:
+      return "connection";
+    case Evicted::kIdleConnection:
+      return "idle_connection";
+    case Evicted::kSocketStream:
+      return "socket_stream";
     case Evicted::kCount:
       break;
   }

@@ -283,6 +283,7 @@ struct Pipeline::Impl {
   void Advance(int64_t wall_now) {
     last_wall = wall_now;
     for (auto& s : sources) {
+      if (!s) continue;  // forgotten
       PruneReported(*s);
       if (s->fed_since_advance) {
         s->last_line_wall = wall_now;
@@ -305,11 +306,27 @@ struct Pipeline::Impl {
         const int64_t now = LiveEventTime(*d, wall_now);
         if (now != kNoTime && now != kNever) correlator.AdvanceDeployment(name, now);
       }
+      ForgetEnded(*d);
     }
   }
 
+  // Frees the deployment's ended transient sources that have no event held.
+  void ForgetEnded(Deployment& d) {
+    auto forgettable = [](const Source* s) { return s->ended && s->spec.transient; };
+    if (std::none_of(d.sources.begin(), d.sources.end(), forgettable)) return;
+    std::set<uint32_t> holding;
+    for (const auto& [key, h] : d.held) holding.insert(h.source);
+    std::erase_if(d.sources, [&](const Source* s) {
+      if (!forgettable(s) || holding.count(s->id) != 0) return false;
+      sources[s->id].reset();
+      return true;
+    });
+  }
+
   void Finish() {
-    for (auto& s : sources) End(*s);
+    for (auto& s : sources) {
+      if (s) End(*s);
+    }
     for (auto& [name, d] : deployments) Release(*d, 0, true);
     correlator.Finish();
   }
@@ -344,31 +361,44 @@ struct Pipeline::Impl {
   nlohmann::json Save() const;
   Status Restore(const nlohmann::json& state);
 
+  // A forgotten source's id is reused for its name when the deployment is
+  // the same: the correlator knows the id by that name and deployment.
   uint32_t Add(const SourceSpec& spec) {
     auto found = source_ids.find(spec.name);
-    if (found != source_ids.end()) return found->second;
-    auto source = std::make_unique<Source>();
-    source->spec = spec;
-    source->id = correlator.AddSource(spec.name, spec.deployment, spec.labels);
-    source->next = spec.start;
+    if (found != source_ids.end() && sources[found->second]) return found->second;
     auto& d = deployments[spec.deployment];
     if (!d) {
       d = std::make_unique<Deployment>();
       d->name = spec.deployment;
     }
+    auto source = std::make_unique<Source>();
+    source->spec = spec;
+    if (found != source_ids.end() && id_deployments[found->second] == d.get()) {
+      source->id = found->second;
+    } else {
+      source->id = correlator.AddSource(spec.name, spec.deployment, spec.labels);
+      sources.emplace_back();
+      id_deployments.push_back(d.get());
+    }
+    source->next = spec.start;
     source->deployment = d.get();
     d->sources.push_back(source.get());
     Start(*source);
-    source_ids.emplace(spec.name, source->id);
-    sources.push_back(std::move(source));
-    return sources.back()->id;
+    source_ids[spec.name] = source->id;
+    const uint32_t id = source->id;
+    sources[id] = std::move(source);
+    return id;
   }
+
+  Source* Get(uint32_t id) const { return sources.at(id).get(); }
 
   std::shared_ptr<const rules::RuleSet> rules;
   Options options;
   PipelineEvents& events;
   correlate::Correlator correlator;
-  std::vector<std::unique_ptr<Source>> sources;  // index = SourceId = correlator source id
+  // index = SourceId = correlator source id; null once forgotten
+  std::vector<std::unique_ptr<Source>> sources;
+  std::vector<Deployment*> id_deployments;  // index = SourceId, kept when forgotten
   std::map<std::string, uint32_t> source_ids;
   std::map<std::string, std::unique_ptr<Deployment>> deployments;
   size_t held_count = 0;
@@ -384,27 +414,37 @@ Pipeline::~Pipeline() = default;
 Pipeline::SourceId Pipeline::AddSource(const SourceSpec& spec) { return impl_->Add(spec); }
 
 void Pipeline::Feed(SourceId source, std::string_view line, uint64_t offset) {
-  impl_->Feed(*impl_->sources.at(source), line, offset);
+  if (Impl::Source* s = impl_->Get(source)) impl_->Feed(*s, line, offset);
 }
 
-void Pipeline::EndSource(SourceId source) { impl_->End(*impl_->sources.at(source)); }
+void Pipeline::EndSource(SourceId source) {
+  if (Impl::Source* s = impl_->Get(source)) impl_->End(*s);
+}
 void Pipeline::Advance(int64_t wall_now_us) { impl_->Advance(wall_now_us); }
 void Pipeline::Finish() { impl_->Finish(); }
 
 SourcePosition Pipeline::SafePosition(SourceId source) const {
-  return impl_->Safe(*impl_->sources.at(source));
+  const Impl::Source* s = impl_->Get(source);
+  return s ? impl_->Safe(*s) : SourcePosition{};
 }
 
 SourcePosition Pipeline::NextPosition(SourceId source) const {
-  return impl_->sources.at(source)->next;
+  const Impl::Source* s = impl_->Get(source);
+  return s ? s->next : SourcePosition{};
+}
+
+size_t Pipeline::source_count() const {
+  return std::count_if(impl_->sources.begin(), impl_->sources.end(),
+                       [](const auto& s) { return s != nullptr; });
 }
 
 nlohmann::json Pipeline::Impl::Save() const {
   using nlohmann::json;
   std::vector<std::string> names;
-  for (const auto& s : sources) names.push_back(s->spec.name);
+  for (uint32_t id = 0; id < sources.size(); ++id) names.push_back(correlator.SourceName(id));
   json jsources = json::array();
   for (const auto& s : sources) {
+    if (!s) continue;  // forgotten: nothing of it is held
     const SourcePosition safe = Safe(*s);
     json reported = json::array();
     for (const auto& [line, rule] : s->reported) {
@@ -419,6 +459,7 @@ nlohmann::json Pipeline::Impl::Save() const {
                         {"ticked", ClockAt(*s, safe).second},
                         {"seq", s->seq},
                         {"ended", s->ended},
+                        {"transient", s->spec.transient},
                         {"reported", reported}});
   }
   json jdeployments = json::array();
@@ -460,7 +501,7 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     return DataLossError("pipeline state: unsupported version " + state.at("version").dump());
   }
   for (const auto& s : sources) {
-    if (s->seq != 0 || s->next.offset != s->spec.start.offset) {
+    if (s && (s->seq != 0 || s->next.offset != s->spec.start.offset)) {
       return FailedPreconditionError("pipeline state: restore into a pipeline already fed");
     }
   }
@@ -483,6 +524,7 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     r.ticked = js.at("ticked").get<int64_t>();
     r.seq = js.at("seq").get<uint64_t>();
     r.ended = js.at("ended").get<bool>();
+    r.spec.transient = js.value("transient", false);
     for (const json& jr : js.at("reported")) {
       r.reported.emplace(jr.at(0).get<uint64_t>(), jr.at(1).get<std::string>());
     }
@@ -491,8 +533,9 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
   // Held events need every source's id: names the pipeline does not know yet
   // get the ids they will have once registered below.
   std::map<std::string, uint32_t> ids = source_ids;
+  auto next_id = static_cast<uint32_t>(sources.size());
   for (const SourceState& r : read_sources) {
-    if (ids.count(r.spec.name) == 0) ids.emplace(r.spec.name, static_cast<uint32_t>(ids.size()));
+    if (ids.count(r.spec.name) == 0) ids.emplace(r.spec.name, next_id++);
   }
   struct HeldState {
     std::string deployment;

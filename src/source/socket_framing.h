@@ -1,0 +1,112 @@
+// Socket framing: the bytes a client sends to a `tcp`, `unix` or `stdin`
+// source, cut into log lines and, for `jsonl`, decoded into the log text and
+// the labels that say which stream (pod, container, file) it belongs to.
+// Pure code: no sockets, no clock; daemon/socket_source.cc feeds it bytes.
+//
+//   FrameDecoder decoder(Framing::kJsonl, 1 << 20, JsonFields::Defaults(), events);
+//   decoder.Append(bytes_read, [&](std::string_view text, const StreamLabels& labels) {
+//     streams.Feed(text, labels, now);   // one call per physical log line
+//   });
+//   decoder.Finish(/*deliver_partial=*/false, on_line);   // the client went away
+//
+// `lines`: every '\n'-terminated line is a log line (a trailing '\r' kept, the
+// parser handles it). Lines longer than max_line_bytes are cut there and
+// counted once as DropReason::kLineTooLong (source::LineSplitter).
+//
+// `jsonl`: every line is one JSON object. The log text is the first of
+// JsonFields::text present as a string (dotted paths into nested objects:
+// `kubernetes.pod_name`); a trailing "\n" (Docker, Fluent Bit) is removed and
+// a text holding several lines gives one log line each. Each label of
+// StreamLabel is the first of its paths present as a string, else "". A line
+// that is not a JSON object is counted as kInvalidJson, one without a text as
+// kNoTextField, and skipped: the next line is decoded as usual. The raw JSON
+// line may be 2 * max_line_bytes + 4 KiB long (escapes), the text is capped
+// by the parser.
+//
+// Finish(): a last line without its '\n' is delivered when deliver_partial
+// (stdin: the end of a pipe ends the line), else dropped and counted as
+// kCutAtDisconnect (a socket client killed mid-line).
+//
+// Memory: the partial line (at most the raw cap) and the labels of one record.
+// Threading: one decoder per connection, used on one thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/source.h"
+
+namespace fingerprintd::source {
+
+enum class Framing : uint8_t { kLines = 0, kJsonl };
+
+// The labels a `jsonl` record may carry. namespace/pod/container/file name
+// the stream; deployment names its deployment; stream (stdout/stderr) is
+// read but not part of the identity: a container's two streams are one log,
+// as in its CRI file.
+enum class StreamLabel : uint8_t {
+  kDeployment = 0,
+  kNamespace,
+  kPod,
+  kContainer,
+  kFile,
+  kStream,
+  kCount
+};
+inline constexpr size_t kStreamLabelCount = static_cast<size_t>(StreamLabel::kCount);
+std::string_view StreamLabelName(StreamLabel label);  // "deployment", "namespace", ...
+// The label named `name`; false when there is none.
+bool ParseStreamLabel(std::string_view name, StreamLabel* out);
+
+using StreamLabels = std::array<std::string, kStreamLabelCount>;
+
+// Where a `jsonl` record keeps its text and labels (dotted paths).
+struct JsonFields {
+  std::vector<std::string> text;
+  std::array<std::vector<std::string>, kStreamLabelCount> labels;
+  // text: log, message. The labels: a top-level field of the label's name,
+  // then Vector's kubernetes_logs fields (kubernetes.pod_namespace,
+  // kubernetes.pod_name, kubernetes.container_name, file) and Fluent Bit's
+  // kubernetes filter fields (kubernetes.namespace_name, ...).
+  static JsonFields Defaults();
+};
+
+enum class JsonResult : uint8_t { kOk = 0, kInvalidJson, kNoTextField };
+
+// Decodes one `jsonl` line into *text and *labels (both overwritten).
+JsonResult DecodeJsonLine(std::string_view line, const JsonFields& fields, std::string* text,
+                          StreamLabels* labels);
+
+// Bytes -> log lines with their labels (empty for `lines`).
+class FrameDecoder {
+ public:
+  using OnLine = std::function<void(std::string_view text, const StreamLabels& labels)>;
+
+  // `fields` is copied; `events` must outlive the decoder.
+  FrameDecoder(Framing framing, size_t max_line_bytes, JsonFields fields, PipelineEvents& events);
+
+  // Calls on_line for every complete log line in `bytes`.
+  void Append(std::string_view bytes, const OnLine& on_line);
+  // End of the byte stream (see the header comment).
+  void Finish(bool deliver_partial, const OnLine& on_line);
+  // True when the bytes so far end inside a line.
+  bool mid_line() const { return mid_line_; }
+
+ private:
+  void OnRawLine(std::string_view line, const OnLine& on_line);
+
+  Framing framing_;
+  JsonFields fields_;
+  PipelineEvents& events_;
+  LineSplitter splitter_;
+  std::string text_;
+  StreamLabels labels_;
+  bool mid_line_ = false;
+};
+
+}  // namespace fingerprintd::source

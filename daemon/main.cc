@@ -164,8 +164,26 @@ struct ReplayArgs {
   std::vector<std::string> paths;
   std::string max_line_bytes = std::to_string(1 << 20);
   std::string threads = "1";
+  std::string shard;  // "I/N", "" = the whole input
   bool quiet = false;
 };
+
+// `--shard I/N`: shard I (0-based, as a Kubernetes Indexed Job numbers its
+// pods) of N; false with the reason on stderr.
+bool ParseShard(const std::string& text, fp::source::ReplayOptions* options) {
+  const size_t slash = text.find('/');
+  size_t index = 0, count = 0;
+  if (slash == std::string::npos ||
+      !ParseCount("--shard count", text.substr(slash + 1), 1, 1 << 16, &count) ||
+      !ParseCount("--shard index", text.substr(0, slash), 0, count - 1, &index)) {
+    std::cerr << "fingerprintd replay: --shard: expected I/N with 0 <= I < N (e.g. 0/4), got '"
+              << text << "'\n";
+    return false;
+  }
+  options->shard_index = static_cast<uint32_t>(index);
+  options->shard_count = static_cast<uint32_t>(count);
+  return true;
+}
 
 // Says once which paths --deployment-from captured nothing from: they fall
 // back to the default naming on purpose, but a typo must not pass unseen.
@@ -198,7 +216,8 @@ int RunReplay(const ReplayArgs& args) {
   options.parser.now_us = NowMicros();
   if (!ParseCount("--max-line-bytes", args.max_line_bytes, 1, size_t{1} << 30,
                   &options.parser.max_line_bytes) ||
-      !ParseCount("--threads", args.threads, 1, 256, &options.threads)) {
+      !ParseCount("--threads", args.threads, 1, 256, &options.threads) ||
+      (!args.shard.empty() && !ParseShard(args.shard, &options))) {
     return kExitError;
   }
   if (!fp::parse::ParseEnvelopeName(args.input_format, &options.parser.envelope)) {
@@ -262,7 +281,8 @@ int RunReplay(const ReplayArgs& args) {
   if (!args.quiet) {
     std::cerr << "fingerprintd replay: " << plan->size() << " source(s), " << stats.files
               << " file(s), " << stats.lines << " lines, " << stats.bytes << " bytes in " << seconds
-              << " s; " << sorted.size() << " incident(s)" << events.Summary() << "\n";
+              << " s; " << sorted.size() << " incident(s)" << events.Summary()
+              << (args.shard.empty() ? "" : "; shard " + args.shard) << "\n";
   }
   if (!StdoutWritten("replay")) return kExitError;
   if (found) return kExitFound;
@@ -456,6 +476,8 @@ int main(int argc, char** argv) {
                          "Line cap, at least 1 (longer lines are truncated)");
   replay_cmd->add_option("--threads", replay.threads,
                          "Replay different deployments in parallel, 1-256 (same output for any N)");
+  replay_cmd->add_option("--shard", replay.shard,
+                         "I/N: only deployments whose name hashes to shard I of N (0-based)");
   replay_cmd->add_flag("--quiet", replay.quiet, "No summary on stderr");
   replay_cmd->add_option("paths", replay.paths, "Files, directories, .gz, or -")->required();
 
@@ -489,7 +511,7 @@ int main(int argc, char** argv) {
   replay.fail_on_given = fail_on->count() > 0;
   // An option given an empty value (an unset variable in a script) must not
   // quietly mean "not given": no gate, the embedded pack, default naming.
-  for (const char* name : {"--rules", "--deployment-from"}) {
+  for (const char* name : {"--rules", "--deployment-from", "--shard"}) {
     const CLI::Option* option = replay_cmd->get_option(name);
     if (option->count() > 0 && option->as<std::string>().empty()) {
       std::cerr << "fingerprintd replay: " << name << ": empty value\n";

@@ -76,6 +76,13 @@ struct ReplayOptions {
   // Called after every chunk read (about 1 MiB) with the running totals and
   // the source being read; the caller decides whether to print (it owns the clock).
   ProgressCallback progress;
+  // One shard of an archive too large for one machine (DESIGN.md §8,
+  // `replay --shard I/N`): only the sources of deployments with
+  // ShardOf(deployment, shard_count) == shard_index are planned, so every
+  // deployment lands whole on one shard and the union of the N shards'
+  // incidents is the unsharded replay's. shard_count 1 keeps everything.
+  uint32_t shard_index = 0;
+  uint32_t shard_count = 1;
 };
 
 struct ReplayStats {
@@ -89,8 +96,14 @@ struct ReplayStats {
 // rotated pieces (`0.log.20260104-143410[.gz]`, `x-json.log.1[.gz]`) joined to
 // their live file, deployment from labels / deployment_from / path. A missing
 // path, an unreadable directory or subdirectory, or a deployment_from that is
-// not RE2 or has no capture group is an error naming it.
+// not RE2 or has no capture group is an error naming it. With a shard
+// (ReplayOptions::shard_count > 1) only that shard's sources are returned; a
+// shard_index not below shard_count is an InvalidArgumentError.
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options);
+
+// The shard of `deployment` among `shard_count` (at least 1): FNV-1a 64 of
+// the name modulo the count, the same on every machine, build and run.
+uint32_t ShardOf(std::string_view deployment, uint32_t shard_count);
 
 // Reads a source's pieces in order (gzip or plain; "-" is stdin) and calls
 // on_line for every line, capped at max_line_bytes (counted through events),

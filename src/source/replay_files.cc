@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "common/hash.h"
 #include "fingerprintd/source.h"
 
 namespace fingerprintd::source {
@@ -164,6 +165,10 @@ Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEven
 
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
   if (options.paths.empty()) return InvalidArgumentError("replay: no input (give PATH or -)");
+  if (options.shard_count == 0 || options.shard_index >= options.shard_count) {
+    return InvalidArgumentError("--shard: index " + std::to_string(options.shard_index) +
+                                " is not below the count " + std::to_string(options.shard_count));
+  }
   std::unique_ptr<RE2> deployment_from;
   if (!options.deployment_from.empty()) {
     RE2::Options re_options;
@@ -228,7 +233,16 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
                      [](const auto& a, const auto& b) { return PieceBefore(a.first, b.first); });
     for (const auto& [key, file] : list) source.pieces.push_back(file);
   }
+  if (options.shard_count > 1) {
+    std::erase_if(sources, [&](const ReplaySource& source) {
+      return ShardOf(source.deployment, options.shard_count) != options.shard_index;
+    });
+  }
   return sources;
+}
+
+uint32_t ShardOf(std::string_view deployment, uint32_t shard_count) {
+  return static_cast<uint32_t>(Fnv1a64({deployment}) % std::max<uint32_t>(shard_count, 1));
 }
 
 int64_t FileMtimeMicros(const std::string& path) {

@@ -39,6 +39,7 @@
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/rules.h"
+#include "sd_notify.h"
 #include "sink/jsonl_sink.h"
 #include "source/checkpoint_store.h"
 #include "source/glob.h"
@@ -360,6 +361,7 @@ class Daemon {
     spdlog::info("fingerprintd {} running: {} rule(s), incidents to {}", FINGERPRINTD_VERSION,
                  rules_->rules().size(),
                  config_.incidents_path == "-" ? "stdout" : config_.incidents_path);
+    if (Status s = SdNotify("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
     io_.run();
     spdlog::info("stopped: {} lines, {} bytes, {} rotation(s), {} truncation(s), {} dropped",
                  events_.lines.load(), events_.bytes.load(), events_.rotations.load(),
@@ -490,7 +492,9 @@ class Daemon {
     signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
       if (ec) return;
       if (signo == SIGHUP) {
+        if (Status s = SdNotify("RELOADING=1"); !s.ok()) spdlog::warn("{}", s.message());
         Reload();
+        if (Status s = SdNotify("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
         WaitForSignal();
         return;
       }
@@ -500,6 +504,7 @@ class Daemon {
   }
 
   void Shutdown() {
+    if (Status s = SdNotify("STOPPING=1"); !s.ok()) spdlog::warn("{}", s.message());
     stopping_ = true;
     for (auto& source : engine_->sources) source->Stop();
     engine_->pipeline->Advance(WallNowMicros());

@@ -40,13 +40,14 @@ enum class Evicted : uint8_t {
   kIncident,           // the oldest open incident, at the open-incident cap
   kHeldEvent,          // an event released early, at the held-event cap
   kWorker,             // a deployment's oldest remembered worker process, at its cap
+  kAlert,              // the oldest alert waiting for Alertmanager, at the queue cap
   kIncidentHistory,    // a closed incident dropped from /incidents and the status page
   kConnection,         // a socket connection refused at max_connections
   kIdleConnection,     // a socket connection closed after idle_timeout without a byte
   kSocketStream,       // a connection's stream ended early, least recent first, at max_streams
   kCount
 };
-std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event"
+std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event", ...
 
 class PipelineEvents {
  public:

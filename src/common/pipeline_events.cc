@@ -49,6 +49,8 @@ std::string_view EvictedName(Evicted what) {
       return "idle_connection";
     case Evicted::kSocketStream:
       return "socket_stream";
+    case Evicted::kAlert:
+      return "alert";
     case Evicted::kCount:
       break;
   }

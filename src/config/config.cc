@@ -9,6 +9,7 @@
 
 #include "common/yaml_strict.h"
 #include "fingerprintd/source.h"
+#include "sink/alertmanager.h"
 
 namespace fingerprintd::config {
 
@@ -227,6 +228,43 @@ Status ParseTailer(const YamlErrors& errors, const YAML::Node& root, TailerConfi
   return OkStatus();
 }
 
+Status ParseAlertmanager(const YamlErrors& errors, const YAML::Node& root,
+                         AlertmanagerConfig* out) {
+  YAML::Node node;
+  if (Status s = ParseSection(errors, root, "alertmanager",
+                              {"url", "labels", "resend_interval", "timeout", "queue_size"}, &node);
+      !s.ok())
+    return s;
+  if (!node.IsMap()) return OkStatus();
+  if (Status s = GetString(errors, node, "alertmanager", "url", true, &out->url); !s.ok()) return s;
+  if (auto url = sink::ParseAlertmanagerUrl(out->url); !url.ok()) {
+    return errors.Error(node["url"], "alertmanager.url", url.status().message());
+  }
+  if (Status s = GetStringMap(errors, node, "alertmanager", "labels", &out->labels); !s.ok())
+    return s;
+  for (const auto& [key, value] : out->labels) {
+    if (Status s = CheckLabelKey(errors, node["labels"], "alertmanager.labels", key); !s.ok())
+      return s;
+    if (RE2::FullMatch(key, "alertname|rule|class|severity|confidence|deployment|incident_id")) {
+      return errors.Error(node["labels"], "alertmanager.labels",
+                          "label '" + key + "' is set by fingerprintd on every alert");
+    }
+  }
+  if (Status s =
+          GetDuration(errors, node, "alertmanager", "resend_interval", &out->resend_interval_us);
+      !s.ok())
+    return s;
+  if (Status s = GetDuration(errors, node, "alertmanager", "timeout", &out->timeout_us); !s.ok())
+    return s;
+  if (Status s = GetUint(errors, node, "alertmanager", "queue_size", 1'000'000, &out->queue_size);
+      !s.ok())
+    return s;
+  if (out->queue_size == 0) {
+    return errors.Error(node["queue_size"], "alertmanager.queue_size", "must be > 0");
+  }
+  return OkStatus();
+}
+
 Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig* out) {
   if (!root.IsDefined() || root.IsNull()) {
     return errors.ErrorAt(1, "sources", "empty config: at least one source is needed");
@@ -278,17 +316,7 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
         !s.ok())
       return s;
   }
-  YAML::Node node;
-  if (Status s = ParseSection(errors, root, "alertmanager", {"url"}, &node); !s.ok()) return s;
-  if (node.IsMap()) {
-    if (Status s = GetString(errors, node, "alertmanager", "url", true, &out->alertmanager_url);
-        !s.ok())
-      return s;
-    if (!RE2::FullMatch(out->alertmanager_url, R"(https?://[^/\s]+(/\S*)?)")) {
-      return errors.Error(node["url"], "alertmanager.url",
-                          "expected http://host:port[/path], got '" + out->alertmanager_url + "'");
-    }
-  }
+  if (Status s = ParseAlertmanager(errors, root, &out->alertmanager); !s.ok()) return s;
   YAML::Node correlation;
   if (Status s = ParseSection(errors, root, "correlation", {"window"}, &correlation); !s.ok())
     return s;

@@ -23,7 +23,12 @@
 //   checkpoint_interval: 5s
 //   http: {listen: 127.0.0.1:9464}
 //   incidents: {path: "-"}                 # "-" = stdout, else a JSONL file (appended)
-//   alertmanager: {url: http://127.0.0.1:9093}
+//   alertmanager:                          # optional: incidents pushed as alerts
+//     url: http://127.0.0.1:9093           # http:// only; POSTs go to <url>/api/v2/alerts
+//     labels: {cluster: prod}              # static labels on every alert
+//     resend_interval: 1m                  # open incidents are re-sent this often
+//     timeout: 10s                         # one POST, connect to reply
+//     queue_size: 1000                     # alerts waiting while it is down (oldest dropped)
 //   correlation: {window: 120s}            # default: each rule's own window
 //   log: {level: info, format: text}       # stderr; level trace..error, format text | json
 //   tailer:
@@ -89,6 +94,14 @@ struct TailerConfig {
   uint64_t max_files = 10'000;
 };
 
+struct AlertmanagerConfig {
+  std::string url;  // "" = no Alertmanager
+  std::map<std::string, std::string> labels;
+  int64_t resend_interval_us = 60'000'000;
+  int64_t timeout_us = 10'000'000;
+  uint64_t queue_size = 1000;
+};
+
 struct DaemonConfig {
   std::string file;       // the config file, "" for the command-line form
   std::string rules_dir;  // "" = the embedded pack
@@ -97,7 +110,7 @@ struct DaemonConfig {
   int64_t checkpoint_interval_us = 5'000'000;
   std::string http_listen = "127.0.0.1:9464";
   std::string incidents_path = "-";
-  std::string alertmanager_url;
+  AlertmanagerConfig alertmanager;
   int64_t correlation_window_us = 0;  // 0 = each rule's window
   std::string log_level = "info";
   std::string log_format = "text";

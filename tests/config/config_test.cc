@@ -59,7 +59,7 @@ TEST(ConfigTest, TheDesignExampleLoadsWithEveryKey) {
   EXPECT_EQ(config->checkpoint_dir, "/var/lib/fingerprintd");
   EXPECT_EQ(config->http_listen, "127.0.0.1:9464");
   EXPECT_EQ(config->incidents_path, "-");
-  EXPECT_EQ(config->alertmanager_url, "http://127.0.0.1:9093");
+  EXPECT_EQ(config->alertmanager.url, "http://127.0.0.1:9093");
   EXPECT_EQ(config->correlation_window_us, 120'000'000);
 }
 
@@ -70,7 +70,7 @@ TEST(ConfigTest, EveryDefaultBindsToLoopback) {
   EXPECT_EQ(config->sources[0].listen, "127.0.0.1:5170");
   EXPECT_EQ(config->sources[1].start_at, StartAt::kEnd);
   EXPECT_EQ(config->incidents_path, "-");
-  EXPECT_TRUE(config->alertmanager_url.empty());
+  EXPECT_TRUE(config->alertmanager.url.empty());
 }
 
 TEST(ConfigTest, AnUnknownKeyIsAnErrorNamingItsLineAndPath) {
@@ -105,6 +105,52 @@ TEST(ConfigTest, BadValuesAreErrorsNamingTheKey) {
               HasSubstr("f.yaml:3: tailer.max_line_bytes: must be at least 1024"));
   EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x], labels: {'a-b': c}}\n"),
               HasSubstr("sources[0].labels: label name 'a-b'"));
+}
+
+TEST(ConfigTest, AlertmanagerTakesLabelsResendTimeoutAndQueueSize) {
+  auto config = ParseConfig("f.yaml", R"(sources:
+  - {type: file, paths: [x]}
+alertmanager:
+  url: http://am.monitoring:9093/am/
+  labels: {cluster: prod, team: ml}
+  resend_interval: 30s
+  timeout: 2s
+  queue_size: 50
+)");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->alertmanager.url, "http://am.monitoring:9093/am/");
+  EXPECT_EQ(config->alertmanager.labels.at("cluster"), "prod");
+  EXPECT_EQ(config->alertmanager.resend_interval_us, 30'000'000);
+  EXPECT_EQ(config->alertmanager.timeout_us, 2'000'000);
+  EXPECT_EQ(config->alertmanager.queue_size, 50u);
+}
+
+TEST(ConfigTest, AlertmanagerDefaultsResendEveryMinuteWithATenSecondTimeout) {
+  auto config = ParseConfig(
+      "f.yaml", "sources:\n  - {type: file, paths: [x]}\nalertmanager: {url: http://am:9093}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->alertmanager.resend_interval_us, 60'000'000);
+  EXPECT_EQ(config->alertmanager.timeout_us, 10'000'000);
+  EXPECT_EQ(config->alertmanager.queue_size, 1000u);
+  EXPECT_TRUE(config->alertmanager.labels.empty());
+}
+
+TEST(ConfigTest, AlertmanagerHttpsABuiltInLabelOrAZeroQueueAreErrors) {
+  const std::string head = "sources:\n  - {type: file, paths: [x]}\n";
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'https://am:9093'}\n"),
+              HasSubstr("f.yaml:3: alertmanager.url: https is not supported"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am:99999'}\n"),
+              HasSubstr("f.yaml:3: alertmanager.url: port out of range"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', labels: {severity: low}}\n"),
+              HasSubstr("alertmanager.labels: label 'severity' is set by fingerprintd"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', labels: {'a.b': c}}\n"),
+              HasSubstr("alertmanager.labels: label name 'a.b'"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', queue_size: 0}\n"),
+              HasSubstr("alertmanager.queue_size: must be > 0"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', resend: 1s}\n"),
+              HasSubstr("alertmanager.resend: unknown key"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {labels: {a: b}}\n"),
+              HasSubstr("alertmanager.url: missing required key"));
 }
 
 TEST(ConfigTest, MissingSourcesOrPathsAreErrors) {

@@ -1,0 +1,405 @@
+// AlertmanagerSink: see alertmanager.h for the alert shape and the delivery
+// rules. The queue is a list in send order with an index by incident id, so
+// a newer state replaces the queued one in place; the POST is Beast over a
+// tcp_stream, one connection per POST (at most one a resend interval).
+#include "sink/alertmanager.h"
+
+#include <re2/re2.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <list>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::sink {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr char kAlertName[] = "FingerprintdIncident";
+constexpr size_t kMaxReplyBytes = 64 << 10;
+constexpr size_t kMaxLoggedReply = 300;
+
+int64_t SystemNowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Join(const std::vector<std::string>& lines, std::string_view sep) {
+  std::string out;
+  for (const std::string& line : lines) {
+    if (!out.empty()) out += sep;
+    out += line;
+  }
+  return out;
+}
+
+std::string WorkersText(const correlate::Incident& incident) {
+  std::vector<std::string> ranks;
+  for (int32_t rank : incident.ranks) ranks.push_back(std::to_string(rank));
+  std::string text =
+      std::to_string(incident.affected) + "/" + std::to_string(incident.expected) + " affected";
+  if (!ranks.empty()) text += ", ranks " + Join(ranks, ",");
+  if (incident.identical) text += ", identical traceback";
+  return text;
+}
+
+}  // namespace
+
+StatusOr<AlertmanagerUrl> ParseAlertmanagerUrl(const std::string& url) {
+  if (url.starts_with("https://")) {
+    return InvalidArgumentError("https is not supported (no TLS client): use http://, or a TLS " +
+                                std::string("proxy in front of Alertmanager; got '") + url + "'");
+  }
+  AlertmanagerUrl out;
+  std::string port;
+  if (!RE2::FullMatch(url, R"(http://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?(/\S*)?)",
+                      &out.host, &port, &out.prefix)) {
+    return InvalidArgumentError("expected http://host[:port][/path], got '" + url + "'");
+  }
+  if (out.host.starts_with("[")) out.host = out.host.substr(1, out.host.size() - 2);
+  if (port.empty()) port = "80";
+  if (std::stoi(port) == 0 || std::stoi(port) > 65535) {
+    return InvalidArgumentError("port out of range in '" + url + "'");
+  }
+  out.port = port;
+  while (out.prefix.ends_with("/")) out.prefix.pop_back();
+  return out;
+}
+
+// One queued alert; rendered to JSON when sent, so endsAt is fresh.
+struct PendingAlert {
+  std::string incident_id;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  int64_t starts_at_us = 0;
+  int64_t ends_at_us = 0;  // 0 while open
+};
+
+class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(asio::io_context& io, AlertmanagerOptions options, AlertmanagerUrl url,
+       PipelineEvents& events)
+      : io_(io),
+        options_(std::move(options)),
+        url_(std::move(url)),
+        events_(events),
+        resend_timer_(io),
+        retry_timer_(io) {
+    if (!options_.now_us) options_.now_us = SystemNowMicros;
+    backoff_us_ = options_.backoff_initial_us;
+  }
+
+  void Start() {
+    started_ = true;
+    ScheduleResend();
+    Pump();
+  }
+
+  void Stop() {
+    stopped_ = true;
+    resend_timer_.cancel();
+    retry_timer_.cancel();
+    if (attempt_) attempt_->Abort();
+  }
+
+  void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) {
+    if (stopped_) return;
+    PendingAlert alert = AlertOf(incident);
+    if (change == correlate::IncidentChange::kClosed) {
+      open_.erase(incident.incident_id);
+      alert.ends_at_us = std::max(options_.now_us(), alert.starts_at_us);
+    } else {
+      open_[incident.incident_id] = alert;
+    }
+    Enqueue(std::move(alert));
+    Pump();
+  }
+
+  Stats stats() const {
+    Stats s = stats_;
+    s.queued = queue_.size();
+    s.open = open_.size();
+    return s;
+  }
+
+ private:
+  // One POST: resolve, connect, write, read, under one deadline.
+  class Attempt : public std::enable_shared_from_this<Attempt> {
+   public:
+    using Done = std::function<void(beast::error_code, unsigned status, std::string reply)>;
+    Attempt(asio::io_context& io, http::request<http::string_body> request, Done done)
+        : resolver_(io), stream_(io), deadline_(io), done_(std::move(done)) {
+      request_ = std::move(request);
+      parser_.body_limit(kMaxReplyBytes);
+    }
+
+    void Run(const AlertmanagerUrl& url, int64_t timeout_us) {
+      auto self = shared_from_this();
+      deadline_.expires_after(std::chrono::microseconds(timeout_us));
+      deadline_.async_wait([self](beast::error_code ec) {
+        if (!ec) self->Finish(asio::error::timed_out);
+      });
+      resolver_.async_resolve(
+          url.host, url.port, [self](beast::error_code ec, tcp::resolver::results_type results) {
+            if (ec) return self->Finish(ec);
+            self->stream_.async_connect(results, [self](beast::error_code ec, const auto&) {
+              if (ec) return self->Finish(ec);
+              self->Write();
+            });
+          });
+    }
+
+    // Cancels everything; the done callback is not called.
+    void Abort() {
+      done_ = nullptr;
+      Finish(asio::error::operation_aborted);
+    }
+
+   private:
+    void Write() {
+      auto self = shared_from_this();
+      http::async_write(stream_, request_, [self](beast::error_code ec, size_t) {
+        if (ec) return self->Finish(ec);
+        http::async_read(self->stream_, self->buffer_, self->parser_,
+                         [self](beast::error_code ec, size_t) { self->Finish(ec); });
+      });
+    }
+
+    void Finish(beast::error_code ec) {
+      if (finished_) return;
+      finished_ = true;
+      deadline_.cancel();
+      resolver_.cancel();
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      stream_.close();
+      if (!done_) return;
+      Done done = std::move(done_);
+      if (ec) return done(ec, 0, "");
+      done(ec, parser_.get().result_int(), parser_.get().body());
+    }
+
+    tcp::resolver resolver_;
+    beast::tcp_stream stream_;
+    asio::steady_timer deadline_;
+    Done done_;
+    http::request<http::string_body> request_;
+    beast::flat_buffer buffer_;
+    http::response_parser<http::string_body> parser_;
+    bool finished_ = false;
+  };
+
+  PendingAlert AlertOf(const correlate::Incident& incident) const {
+    PendingAlert alert;
+    alert.incident_id = incident.incident_id;
+    alert.labels = options_.labels;
+    for (const auto& [key, value] : incident.labels) alert.labels[key] = value;
+    alert.labels["alertname"] = kAlertName;
+    alert.labels["rule"] = incident.rule->id;
+    alert.labels["class"] = incident.rule->rule_class;
+    alert.labels["severity"] = std::string(rules::SeverityName(incident.rule->severity));
+    alert.labels["confidence"] = std::string(rules::ConfidenceName(incident.confidence));
+    alert.labels["deployment"] = incident.deployment;
+    alert.labels["incident_id"] = incident.incident_id;
+    alert.annotations["summary"] = incident.rule->title;
+    alert.annotations["description"] = incident.explanation;
+    alert.annotations["remediation"] = Join(incident.remediation, "\n");
+    alert.annotations["workers"] = WorkersText(incident);
+    alert.starts_at_us = std::min(incident.first_seen_us, options_.now_us());
+    if (alert.starts_at_us <= 0) alert.starts_at_us = options_.now_us();
+    return alert;
+  }
+
+  // Newest state of an incident replaces its queued one; at the cap the
+  // oldest entry goes.
+  void Enqueue(PendingAlert alert) {
+    if (auto it = index_.find(alert.incident_id); it != index_.end()) {
+      *it->second = std::move(alert);
+      return;
+    }
+    std::string id = alert.incident_id;
+    queue_.push_back(std::move(alert));
+    index_[id] = std::prev(queue_.end());
+    TrimToCap();
+  }
+
+  void TrimToCap() {
+    while (queue_.size() > options_.queue_size) {
+      index_.erase(queue_.front().incident_id);
+      queue_.pop_front();
+      ++stats_.evicted;
+      events_.StateEvicted(Evicted::kAlert);
+    }
+  }
+
+  std::string Render(const std::vector<PendingAlert>& batch) const {
+    int64_t now = options_.now_us();
+    nlohmann::json alerts = nlohmann::json::array();
+    for (const PendingAlert& alert : batch) {
+      int64_t ends =
+          alert.ends_at_us != 0 ? alert.ends_at_us : now + 4 * options_.resend_interval_us;
+      alerts.push_back({{"labels", alert.labels},
+                        {"annotations", alert.annotations},
+                        {"startsAt", correlate::FormatRfc3339(alert.starts_at_us)},
+                        {"endsAt", correlate::FormatRfc3339(ends)}});
+    }
+    return alerts.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+
+  void ScheduleResend() {
+    resend_timer_.expires_after(std::chrono::microseconds(options_.resend_interval_us));
+    resend_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->stopped_) return;
+      for (const auto& [id, alert] : self->open_) self->Enqueue(alert);
+      self->Pump();
+      self->ScheduleResend();
+    });
+  }
+
+  // Starts the next POST unless one is in flight or a retry is pending.
+  void Pump() {
+    if (!started_ || stopped_ || attempt_ || waiting_retry_ || queue_.empty()) return;
+    in_flight_.clear();
+    while (!queue_.empty() && in_flight_.size() < options_.max_batch) {
+      index_.erase(queue_.front().incident_id);
+      in_flight_.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    http::request<http::string_body> request{http::verb::post, url_.prefix + "/api/v2/alerts", 11};
+    request.set(http::field::host, url_.host + ":" + url_.port);
+    request.set(http::field::user_agent, "fingerprintd/" FINGERPRINTD_VERSION);
+    request.set(http::field::content_type, "application/json");
+    request.keep_alive(false);
+    request.body() = Render(in_flight_);
+    request.prepare_payload();
+    attempt_ = std::make_shared<Attempt>(
+        io_, std::move(request),
+        [self = shared_from_this()](beast::error_code ec, unsigned status, std::string reply) {
+          self->OnReply(ec, status, reply);
+        });
+    attempt_->Run(url_, options_.timeout_us);
+  }
+
+  void OnReply(beast::error_code ec, unsigned status, const std::string& reply) {
+    attempt_.reset();
+    if (stopped_) return;
+    std::string where = "alertmanager http://" + url_.host + ":" + url_.port + url_.prefix;
+    if (!ec && status >= 200 && status < 300) {
+      stats_.posts_ok++;
+      stats_.sent += in_flight_.size();
+      if (failing_ && options_.log) {
+        options_.log(where + ": reachable again after " + std::to_string(failures_) +
+                     " failed attempt(s)");
+      }
+      failing_ = false;
+      failures_ = 0;
+      backoff_us_ = options_.backoff_initial_us;
+    } else if (!ec && status != 429 && status < 500) {
+      stats_.rejected += in_flight_.size();
+      if (options_.log) {
+        options_.log(where + ": " + std::to_string(in_flight_.size()) +
+                     " alert(s) rejected with HTTP " + std::to_string(status) + ": " +
+                     reply.substr(0, kMaxLoggedReply));
+      }
+    } else {
+      stats_.posts_failed++;
+      Requeue();
+      if (!failing_ && options_.log) {
+        options_.log(
+            where + ": unreachable (" + (ec ? ec.message() : "HTTP " + std::to_string(status)) +
+            "); retrying with backoff, " + std::to_string(queue_.size()) + " alert(s) queued");
+      }
+      failing_ = true;
+      ++failures_;
+      RetryLater();
+      return;
+    }
+    in_flight_.clear();
+    Pump();
+  }
+
+  // The failed batch goes back to the head, unless a newer state of the same
+  // incident was queued meanwhile.
+  void Requeue() {
+    for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
+      if (index_.count(it->incident_id)) continue;
+      queue_.push_front(std::move(*it));
+      index_[queue_.front().incident_id] = queue_.begin();
+    }
+    in_flight_.clear();
+    TrimToCap();
+  }
+
+  void RetryLater() {
+    waiting_retry_ = true;
+    retry_timer_.expires_after(std::chrono::microseconds(backoff_us_));
+    backoff_us_ = std::min(backoff_us_ * 2, options_.backoff_max_us);
+    retry_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      self->waiting_retry_ = false;
+      if (ec || self->stopped_) return;
+      self->Pump();
+    });
+  }
+
+  asio::io_context& io_;
+  AlertmanagerOptions options_;
+  AlertmanagerUrl url_;
+  PipelineEvents& events_;
+  asio::steady_timer resend_timer_;
+  asio::steady_timer retry_timer_;
+  std::map<std::string, PendingAlert> open_;  // open incidents, resent
+  std::list<PendingAlert> queue_;
+  std::unordered_map<std::string, std::list<PendingAlert>::iterator> index_;
+  std::vector<PendingAlert> in_flight_;
+  std::shared_ptr<Attempt> attempt_;
+  int64_t backoff_us_ = 0;
+  uint64_t failures_ = 0;
+  bool failing_ = false;
+  bool waiting_retry_ = false;
+  bool started_ = false;
+  bool stopped_ = false;
+  Stats stats_;
+};
+
+StatusOr<std::unique_ptr<AlertmanagerSink>> AlertmanagerSink::Create(asio::io_context& io,
+                                                                     AlertmanagerOptions options,
+                                                                     PipelineEvents& events) {
+  auto url = ParseAlertmanagerUrl(options.url);
+  if (!url.ok()) return url.status();
+  if (options.queue_size == 0 || options.max_batch == 0) {
+    return InvalidArgumentError("alertmanager: queue_size and max_batch must be > 0");
+  }
+  if (options.resend_interval_us <= 0 || options.timeout_us <= 0 ||
+      options.backoff_initial_us <= 0 || options.backoff_max_us < options.backoff_initial_us) {
+    return InvalidArgumentError("alertmanager: resend_interval, timeout and backoff must be > 0");
+  }
+  auto impl = std::make_shared<Impl>(io, std::move(options), std::move(*url), events);
+  return std::unique_ptr<AlertmanagerSink>(new AlertmanagerSink(std::move(impl)));
+}
+
+AlertmanagerSink::AlertmanagerSink(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AlertmanagerSink::~AlertmanagerSink() { impl_->Stop(); }
+
+void AlertmanagerSink::Start() { impl_->Start(); }
+void AlertmanagerSink::Stop() { impl_->Stop(); }
+
+void AlertmanagerSink::OnIncident(correlate::IncidentChange change,
+                                  const correlate::Incident& incident) {
+  impl_->OnIncident(change, incident);
+}
+
+AlertmanagerSink::Stats AlertmanagerSink::stats() const { return impl_->stats(); }
+
+}  // namespace fingerprintd::sink

@@ -1,0 +1,391 @@
+// AlertmanagerSink against a fake Alertmanager on 127.0.0.1:0 in the test's
+// own io_context: what it POSTs, when it resends, what a close sends, and
+// what happens while Alertmanager is down (backoff, the queue cap). Every
+// wait runs the io_context until a condition holds or a deadline passes.
+#include "sink/alertmanager.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "testing/counting_events.h"
+#include "testing/replay_harness.h"
+
+namespace fingerprintd::sink {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr int64_t kNow = 1'780'000'000'000'000;  // 2026-05-28T...Z, the injected wall clock
+constexpr int64_t kFirstSeen = kNow - 90'000'000;
+
+struct Request {
+  std::string method, target, content_type;
+  Json body;
+};
+
+// Alertmanager's POST /api/v2/alerts: records each request and answers
+// `status`, or never answers when `silent`. Close() refuses connections.
+class FakeAlertmanager {
+ public:
+  explicit FakeAlertmanager(asio::io_context& io, unsigned short port = 0)
+      : io_(io), acceptor_(io) {
+    tcp::endpoint at(asio::ip::make_address("127.0.0.1"), port);
+    acceptor_.open(at.protocol());
+    acceptor_.set_option(asio::socket_base::reuse_address(true));
+    acceptor_.bind(at);
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    Accept();
+  }
+  unsigned short port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void Close() {
+    beast::error_code ec;
+    acceptor_.close(ec);
+    held_.clear();
+  }
+
+  unsigned status = 200;
+  bool silent = false;
+  std::vector<Request> requests;
+
+ private:
+  struct Session {
+    explicit Session(tcp::socket s) : stream(std::move(s)) {}
+    beast::tcp_stream stream;
+    beast::flat_buffer buffer;
+    http::request<http::string_body> request;
+    http::response<http::string_body> response;
+  };
+
+  void Accept() {
+    acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (ec) return;
+      auto session = std::make_shared<Session>(std::move(socket));
+      http::async_read(session->stream, session->buffer, session->request,
+                       [this, session](beast::error_code ec, size_t) { OnRequest(ec, session); });
+      Accept();
+    });
+  }
+
+  void OnRequest(beast::error_code ec, const std::shared_ptr<Session>& session) {
+    if (ec) return;
+    const auto& r = session->request;
+    requests.push_back({std::string(r.method_string()), std::string(r.target()),
+                        std::string(r[http::field::content_type]),
+                        Json::parse(r.body(), nullptr, /*allow_exceptions=*/false)});
+    if (silent) {
+      held_.push_back(session);  // keep the connection open, unanswered
+      return;
+    }
+    session->response.result(status);
+    session->response.body() = status < 300 ? "" : R"({"message":"bad alert"})";
+    session->response.prepare_payload();
+    http::async_write(session->stream, session->response, [session](beast::error_code, size_t) {
+      beast::error_code ignored;
+      session->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    });
+  }
+
+  asio::io_context& io_;
+  tcp::acceptor acceptor_;
+  unsigned short port_ = 0;
+  std::vector<std::shared_ptr<Session>> held_;
+};
+
+// A free port with nobody listening (connection refused until a fake binds it).
+unsigned short FreePort(asio::io_context& io) {
+  tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return a.local_endpoint().port();
+}
+
+correlate::Incident IncidentOf(const std::string& id, std::vector<int32_t> ranks) {
+  auto rules = testing::EmbeddedRules();
+  correlate::Incident incident;
+  incident.incident_id = id;
+  incident.rule =
+      std::shared_ptr<const rules::Rule>(rules, rules->Find("deepgemm-unknown-sf-transformation"));
+  incident.deployment = "qwen3";
+  incident.labels = {{"namespace", "llm"}};
+  incident.confidence = rules::Confidence::kConfirmed;
+  incident.expected = 2;
+  incident.affected = static_cast<int>(ranks.size());
+  incident.ranks = std::move(ranks);
+  incident.identical = true;
+  incident.first_seen_us = kFirstSeen;
+  incident.explanation = "2/2 tensor-parallel workers failed identically inside DeepGEMM";
+  incident.remediation = {"load a per-tensor FP8 variant", "set VLLM_USE_DEEP_GEMM=0"};
+  return incident;
+}
+
+class AlertmanagerSinkTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<AlertmanagerSink> Make(const std::string& url,
+                                         std::function<void(AlertmanagerOptions&)> tweak = {}) {
+    AlertmanagerOptions options;
+    options.url = url;
+    options.labels = {{"cluster", "prod"}};
+    options.resend_interval_us = 60'000'000;
+    options.timeout_us = 2'000'000;
+    options.backoff_initial_us = 20'000;
+    options.backoff_max_us = 80'000;
+    options.now_us = [this] { return now_us_; };
+    options.log = [this](std::string_view line) { log_.emplace_back(line); };
+    if (tweak) tweak(options);
+    auto sink = AlertmanagerSink::Create(io_, options, events_);
+    EXPECT_TRUE(sink.ok()) << sink.status().message();
+    (*sink)->Start();
+    return std::move(*sink);
+  }
+  // Runs the io_context until `done` or 5 s.
+  bool RunUntil(const std::function<bool()>& done) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done() && std::chrono::steady_clock::now() < end) {
+      io_.restart();
+      io_.run_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  }
+  void RunFor(std::chrono::milliseconds time) {
+    io_.restart();
+    io_.run_for(time);
+  }
+  size_t LogLinesWith(const std::string& text) const {
+    return std::count_if(log_.begin(), log_.end(),
+                         [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  }
+
+  asio::io_context io_;
+  testing::CountingEvents events_;
+  int64_t now_us_ = kNow;
+  std::vector<std::string> log_;
+};
+
+TEST_F(AlertmanagerSinkTest, AnOpenedIncidentIsPostedWithItsLabelsAnnotationsAndStartTime) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url() + "/prefix/");
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0, 1}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  const Request& r = am.requests[0];
+  EXPECT_EQ(r.method, "POST");
+  EXPECT_EQ(r.target, "/prefix/api/v2/alerts");
+  EXPECT_EQ(r.content_type, "application/json");
+  ASSERT_TRUE(r.body.is_array() && r.body.size() == 1) << r.body.dump();
+  const Json& alert = r.body[0];
+  EXPECT_EQ(alert["labels"], Json({{"alertname", "FingerprintdIncident"},
+                                   {"rule", "deepgemm-unknown-sf-transformation"},
+                                   {"class", "hardware_support"},
+                                   {"severity", "critical"},
+                                   {"confidence", "confirmed"},
+                                   {"deployment", "qwen3"},
+                                   {"incident_id", "inc-1"},
+                                   {"namespace", "llm"},
+                                   {"cluster", "prod"}}));
+  EXPECT_THAT(alert["annotations"]["summary"].get<std::string>(), HasSubstr("DeepGEMM"));
+  EXPECT_THAT(alert["annotations"]["description"].get<std::string>(),
+              HasSubstr("failed identically"));
+  EXPECT_EQ(alert["annotations"]["remediation"],
+            "load a per-tensor FP8 variant\nset VLLM_USE_DEEP_GEMM=0");
+  EXPECT_EQ(alert["annotations"]["workers"], "2/2 affected, ranks 0,1, identical traceback");
+  EXPECT_EQ(alert["startsAt"], correlate::FormatRfc3339(kFirstSeen));
+  // Firing until four resend intervals from now, unless resent or closed first.
+  EXPECT_EQ(alert["endsAt"], correlate::FormatRfc3339(kNow + 240'000'000));
+  EXPECT_EQ(sink->stats().sent, 1u);
+}
+
+TEST_F(AlertmanagerSinkTest, AnOpenIncidentIsResentEveryIntervalWithItsEndMovedForward) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.resend_interval_us = 50'000; });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  now_us_ += 1'000'000;
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 3; }));
+  const Json& resent = am.requests.back().body[0];
+  EXPECT_EQ(resent["labels"]["incident_id"], "inc-1");
+  EXPECT_EQ(resent["startsAt"], correlate::FormatRfc3339(kFirstSeen));
+  EXPECT_EQ(resent["endsAt"], correlate::FormatRfc3339(now_us_ + 200'000));
+  EXPECT_EQ(sink->stats().open, 1u);
+}
+
+TEST_F(AlertmanagerSinkTest, AClosedIncidentIsSentOnceWithItsCloseTimeAndNeverResent) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.resend_interval_us = 30'000; });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0, 1}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  now_us_ += 5'000'000;
+  correlate::Incident closed = IncidentOf("inc-1", {0, 1});
+  closed.closed = correlate::CloseReason::kWindowOver;
+  sink->OnIncident(correlate::IncidentChange::kClosed, closed);
+  ASSERT_TRUE(RunUntil([&] {
+    return !am.requests.empty() &&
+           am.requests.back().body[0]["endsAt"] == correlate::FormatRfc3339(kNow + 5'000'000);
+  }));
+  size_t requests = am.requests.size();
+  RunFor(std::chrono::milliseconds(150));  // five resend intervals
+  EXPECT_EQ(am.requests.size(), requests);
+  EXPECT_EQ(sink->stats().open, 0u);
+}
+
+TEST_F(AlertmanagerSinkTest, AnIncidentClosedWithoutBeingSeenOpenIsStillResolved) {
+  // Opened before a restart (restored from the checkpoint), closed after it.
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url());
+  sink->OnIncident(correlate::IncidentChange::kClosed, IncidentOf("inc-restored", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  EXPECT_EQ(am.requests[0].body[0]["labels"]["incident_id"], "inc-restored");
+  EXPECT_EQ(am.requests[0].body[0]["endsAt"], correlate::FormatRfc3339(kNow));
+}
+
+TEST_F(AlertmanagerSinkTest, AStartTimeAfterNowIsSentAsNow) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url());
+  correlate::Incident incident = IncidentOf("inc-1", {0});
+  incident.first_seen_us = kNow + 3'600'000'000;  // a log zone guessed wrong by an hour
+  sink->OnIncident(correlate::IncidentChange::kClosed, incident);
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  EXPECT_EQ(am.requests[0].body[0]["startsAt"], correlate::FormatRfc3339(kNow));
+  EXPECT_EQ(am.requests[0].body[0]["endsAt"], correlate::FormatRfc3339(kNow));
+}
+
+TEST_F(AlertmanagerSinkTest, WhileAlertmanagerIsDownItRetriesWithBackoffAndDeliversWhenItIsBack) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port));
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0, 1}));
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().posts_failed >= 3; }));
+  EXPECT_EQ(LogLinesWith("unreachable"), 1u);  // once per outage, not per retry
+  EXPECT_THAT(log_.front(), HasSubstr("1 alert(s) queued"));
+  EXPECT_EQ(sink->stats().queued, 1u);
+  FakeAlertmanager am(io_, port);
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  EXPECT_EQ(am.requests[0].body[0]["labels"]["incident_id"], "inc-1");
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
+  EXPECT_EQ(LogLinesWith("reachable again"), 1u);
+  EXPECT_EQ(sink->stats().queued, 0u);
+}
+
+TEST_F(AlertmanagerSinkTest, TheBackoffDoublesUpToItsCap) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port), [](AlertmanagerOptions& o) {
+    o.backoff_initial_us = 40'000;
+    o.backoff_max_us = 160'000;
+  });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  // Attempts at 0, 40, 120, 280, 440, 600 ms: five in the first ~0.5 s, not dozens.
+  RunFor(std::chrono::milliseconds(500));
+  EXPECT_GE(sink->stats().posts_failed, 4u);
+  EXPECT_LE(sink->stats().posts_failed, 5u);
+}
+
+TEST_F(AlertmanagerSinkTest, WhileDownTheQueueKeepsTheNewestAlertsAndCountsTheOldestDropped) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port),
+                   [](AlertmanagerOptions& o) { o.queue_size = 2; });
+  for (int i = 1; i <= 5; ++i) {
+    sink->OnIncident(correlate::IncidentChange::kOpened,
+                     IncidentOf("inc-" + std::to_string(i), {0}));
+  }
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().posts_failed >= 1; }));
+  EXPECT_EQ(sink->stats().evicted, 3u);
+  EXPECT_EQ(events_.Evictions(Evicted::kAlert), 3u);
+  EXPECT_EQ(EvictedName(Evicted::kAlert), "alert");
+  FakeAlertmanager am(io_, port);
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent == 2; }));
+  std::vector<std::string> ids;
+  for (const Request& r : am.requests) {
+    for (const Json& a : r.body) ids.push_back(a["labels"]["incident_id"]);
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"inc-4", "inc-5"}));
+}
+
+TEST_F(AlertmanagerSinkTest, ANewerStateOfAQueuedIncidentReplacesIt) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port));
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().posts_failed >= 1; }));
+  sink->OnIncident(correlate::IncidentChange::kUpdated, IncidentOf("inc-1", {0, 1}));
+  FakeAlertmanager am(io_, port);
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent >= 1; }));
+  ASSERT_EQ(am.requests.size(), 1u);
+  ASSERT_EQ(am.requests[0].body.size(), 1u);
+  EXPECT_EQ(am.requests[0].body[0]["annotations"]["workers"],
+            "2/2 affected, ranks 0,1, identical traceback");
+  EXPECT_EQ(sink->stats().evicted, 0u);
+}
+
+TEST_F(AlertmanagerSinkTest, AlertsAlertmanagerRejectsAreDroppedCountedAndLoggedNotRetried) {
+  FakeAlertmanager am(io_);
+  am.status = 400;
+  auto sink = Make(am.url());
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().rejected == 1; }));
+  RunFor(std::chrono::milliseconds(200));
+  EXPECT_EQ(am.requests.size(), 1u);
+  EXPECT_EQ(LogLinesWith("rejected with HTTP 400: {\"message\":\"bad alert\"}"), 1u);
+}
+
+TEST_F(AlertmanagerSinkTest, AServerErrorIsRetried) {
+  FakeAlertmanager am(io_);
+  am.status = 503;
+  auto sink = Make(am.url());
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 2; }));
+  am.status = 200;
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
+  EXPECT_EQ(LogLinesWith("HTTP 503"), 1u);
+}
+
+TEST_F(AlertmanagerSinkTest, AnAlertmanagerThatNeverAnswersTimesOutAndIsRetried) {
+  FakeAlertmanager am(io_);
+  am.silent = true;
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.timeout_us = 100'000; });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 2; }));
+  EXPECT_GE(sink->stats().posts_failed, 1u);
+  EXPECT_EQ(sink->stats().sent, 0u);
+  EXPECT_EQ(LogLinesWith("unreachable"), 1u);
+}
+
+TEST_F(AlertmanagerSinkTest, AfterStopNothingIsSent) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.resend_interval_us = 20'000; });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  sink->Stop();
+  sink->OnIncident(correlate::IncidentChange::kUpdated, IncidentOf("inc-1", {0, 1}));
+  RunFor(std::chrono::milliseconds(100));
+  EXPECT_EQ(am.requests.size(), 1u);
+}
+
+TEST(AlertmanagerUrlTest, HostPortAndPrefixAreTakenApartAndOnlyHttpIsAccepted) {
+  auto url = ParseAlertmanagerUrl("http://am.monitoring:9093/alertmanager/");
+  ASSERT_TRUE(url.ok()) << url.status().message();
+  EXPECT_EQ(url->host, "am.monitoring");
+  EXPECT_EQ(url->port, "9093");
+  EXPECT_EQ(url->prefix, "/alertmanager");
+  url = ParseAlertmanagerUrl("http://[::1]");
+  ASSERT_TRUE(url.ok()) << url.status().message();
+  EXPECT_EQ(url->host, "::1");
+  EXPECT_EQ(url->port, "80");
+  EXPECT_EQ(url->prefix, "");
+  EXPECT_THAT(ParseAlertmanagerUrl("https://am:9093").status().message(),
+              HasSubstr("https is not supported"));
+  EXPECT_THAT(ParseAlertmanagerUrl("am:9093").status().message(),
+              HasSubstr("expected http://host[:port][/path]"));
+  EXPECT_THAT(ParseAlertmanagerUrl("http://am:0").status().message(),
+              HasSubstr("port out of range"));
+}
+
+}  // namespace
+}  // namespace fingerprintd::sink

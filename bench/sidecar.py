@@ -16,6 +16,9 @@ Three measurements of `fingerprintd run` (the real binary, files in a scratch di
               t1 = when the 2/2 incident line is in the JSONL file (polled every 0.5 ms). p50/p99
               of t1 - t0; then --cold more episodes whose last line comes after --quiet s of silence
               (the daemon on its quiet cadence), reported as their max.
+              The same episodes on GET /metrics (polled every 0.5 ms beside the file): t_match =
+              when fingerprintd_rule_matches_total of the target rule has counted the line,
+              t_incident = when fingerprintd_incidents_total has counted the 2/2 incident.
 
 Prints one `key value` line per figure; the .sh formats the table.
 """
@@ -29,6 +32,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 HEADER_TIME = re.compile(rb"(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -225,6 +229,14 @@ def percentile(values, p):
     return values[k]
 
 
+def metric_sum(port, prefix):
+    """The sum of the samples of /metrics whose line starts with `prefix`."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith(prefix))
+
+
 def latency(a):
     os.makedirs(f"{a.dir}/lat", exist_ok=True)
     log, jsonl = f"{a.dir}/lat/w.log", f"{a.dir}/lat.jsonl"
@@ -240,9 +252,14 @@ def latency(a):
     # Episodes 10 min apart (each its own incident), the last one ending before now.
     base = int(time.time()) - (a.episodes + a.cold + 1) * 600 - first
     daemon = Daemon(a.binary, ["--label", "deployment=bench", "--incidents", jsonl,
-                               "--start-at", "beginning", f"{a.dir}/lat/*.log"], f"{a.dir}/lat.err")
+                               "--http", "127.0.0.1:0", "--start-at", "beginning",
+                               f"{a.dir}/lat/*.log"], f"{a.dir}/lat.err")
     daemon.wait_for("running")
-    samples, cold = [], []
+    port = int(re.search(r"http: listening on 127\.0\.0\.1:(\d+)", daemon.stderr())[1])
+    rule = "deepgemm-unknown-sf-transformation"
+    match_metric = f'fingerprintd_rule_matches_total{{rule="{rule}",stage="symptom"}}'
+    incident_metric = f'fingerprintd_incidents_total{{class="hardware_support",rule="{rule}"'
+    samples, cold, match_ms, incident_ms = [], [], [], []
     seen = 0
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
@@ -253,11 +270,21 @@ def latency(a):
                 time.sleep(a.gap)  # the lines before reach the daemon first, as in a real log
             else:
                 time.sleep(a.quiet)  # silence: the daemon goes to its quiet cadence
+            matches0 = metric_sum(port, match_metric)
+            incidents0 = metric_sum(port, incident_metric)
             os.write(fd, ep[last])
             t0 = time.monotonic()
             deadline = t0 + 10
             found = False
-            while time.monotonic() < deadline and not found:
+            t_match = t_incident = None
+            while time.monotonic() < deadline and (not found or t_incident is None):
+                if t_match is None and metric_sum(port, match_metric) > matches0:
+                    t_match = time.monotonic()
+                if t_incident is None and metric_sum(port, incident_metric) > incidents0:
+                    t_incident = time.monotonic()
+                if found:
+                    time.sleep(0.0005)
+                    continue
                 with open(jsonl, "rb") if os.path.exists(jsonl) else open(os.devnull, "rb") as f:
                     data = f.read()
                 # Only complete lines: the daemon may be in the middle of writing one.
@@ -267,13 +294,17 @@ def latency(a):
                     if j["workers"]["affected"] == 2 and j["workers"]["expected"] == 2:
                         found = True
                 seen = len(rows) if found else seen
-                if not found:
+                if found:
+                    t1 = time.monotonic()
+                else:
                     time.sleep(0.0005)
-            t1 = time.monotonic()
             if not found:
                 sys.exit(f"episode {k}: no 2/2 incident within 10 s; stderr:\n"
                          f"{daemon.stderr()[-3000:]}")
             (cold if k >= a.episodes else samples).append((t1 - t0) * 1000)
+            if k < a.episodes and t_match is not None and t_incident is not None:
+                match_ms.append((t_match - t0) * 1000)
+                incident_ms.append((t_incident - t0) * 1000)
             os.write(fd, b"".join(ep[last + 1:]))
     finally:
         os.close(fd)
@@ -286,6 +317,11 @@ def latency(a):
     print(f"latency_p99_ms {percentile(samples, 99):.1f}")
     print(f"latency_max_ms {max(samples):.1f}")
     print(f"latency_min_ms {min(samples):.1f}")
+    print(f"metrics_episodes {len(match_ms)}")
+    print(f"metrics_match_p50_ms {percentile(match_ms, 50):.1f}")
+    print(f"metrics_match_p99_ms {percentile(match_ms, 99):.1f}")
+    print(f"metrics_incident_p50_ms {percentile(incident_ms, 50):.1f}")
+    print(f"metrics_incident_p99_ms {percentile(incident_ms, 99):.1f}")
     if cold:
         print(f"latency_after_quiet_episodes {len(cold)}")
         print(f"latency_after_quiet_max_ms {max(cold):.1f}")

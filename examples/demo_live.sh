@@ -2,8 +2,9 @@
 # `make demo`, live part: starts `fingerprintd run` on a temporary directory,
 # writes the example logs (examples/*/worker.log) into it as the workers
 # would (a few lines at a time, with small pauses, both deployments at once),
-# prints each incident as the daemon writes it to its JSONL log, then stops
-# everything it started (a trap on exit: no process left behind, the
+# prints each incident as the daemon writes it to its JSONL log and the
+# matching lines of its /metrics (fingerprintd_worker_failures: one series per
+# failed rank, what Prometheus alerts on), then stops everything it started (a trap on exit: no process left behind, the
 # directory removed).
 #
 #   examples/demo_live.sh [BINARY]       # default build/fingerprintd
@@ -51,20 +52,38 @@ show_new_incidents() {
   shown=$n
 }
 
+# GET on the daemon's HTTP port with bash alone (no curl on a fresh machine).
+http_get() {
+  local fd
+  exec {fd}<>"/dev/tcp/127.0.0.1/$port" || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$1" >&$fd
+  sed '1,/^\r\{0,1\}$/d' <&$fd
+  exec {fd}<&-
+}
+
+# The /metrics lines of the failed ranks and the incidents counted.
+show_metrics() {
+  echo "  GET /metrics (the series Prometheus alerts on):"
+  http_get /metrics | grep -E '^fingerprintd_(worker_failures|incident_expected_workers|incidents_total)\{' |
+    grep -v ' 0$' | sed 's/^/    /'
+}
+
 start_ns=$(date +%s%N)
 elapsed() { awk -v s="$start_ns" -v n="$(date +%s%N)" 'BEGIN { printf "%.1f", (n - s) / 1e9 }'; }
 
 mkdir -p "$tmp/logs"
 "$bin" run --deployment-from '/logs/([^/]+)/' --start-at beginning \
   --checkpoint-dir "$tmp/checkpoints" --incidents "$tmp/incidents.jsonl" \
-  "$tmp/logs/*/*.log" 2>"$tmp/daemon.err" &
+  --http 127.0.0.1:0 "$tmp/logs/*/*.log" 2>"$tmp/daemon.err" &
 daemon=$!
 for _ in $(seq 100); do
   grep -q running "$tmp/daemon.err" 2>/dev/null && break
   kill -0 "$daemon" 2>/dev/null || { cat "$tmp/daemon.err"; exit 1; }
   sleep 0.1
 done
-echo "fingerprintd run (pid $daemon) is tailing $tmp/logs/*/*.log; writing the example logs into it:"
+port=$(sed -n 's/.*http: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/daemon.err" | head -1)
+echo "fingerprintd run (pid $daemon) is tailing $tmp/logs/*/*.log, serving http://127.0.0.1:$port/"
+echo "writing the example logs into it:"
 
 # Both deployments' logs, $chunk lines at a time, interleaved, with pauses.
 examples=("$root"/examples/*/worker.log)
@@ -95,6 +114,7 @@ for _ in $(seq 200); do
   kill -0 "$daemon" 2>/dev/null || break
   sleep 0.1
 done
+show_metrics
 kill -TERM "$daemon"
 wait "$daemon" || true
 daemon=""

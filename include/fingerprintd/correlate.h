@@ -159,6 +159,11 @@ class Correlator final : public rules::HitSink {
   // Emits the last change of every incident still open and closes it
   // (kEndOfInput).
   void Finish();
+  // Hands every incident already reported and still open to `sink` as
+  // kUpdated, in its current state (no new revision): after RestoreState, the
+  // sinks that mirror what is open (metrics, /incidents, Alertmanager) learn
+  // again what a restart resumed. Not for the JSONL log: it has them.
+  void ReportOpen(IncidentSink& sink) const;
 
   // Serialises deployments, facts and open incidents (versioned JSON). The
   // daemon saves it with the checkpoint of the lines it reflects, so a restart

@@ -141,6 +141,8 @@ class Pipeline {
   // (DataLossError naming what was wrong) no incident, event or position
   // changed (sources named in the blob may have been registered).
   Status RestoreState(const std::string& state);
+  // The open incidents a RestoreState resumed, to `sink` (Correlator::ReportOpen).
+  void ReportOpenIncidents(correlate::IncidentSink& sink) const;
 
   const rules::RuleSet& rules() const;
 

@@ -9,6 +9,7 @@
 
 #include "common/yaml_strict.h"
 #include "fingerprintd/source.h"
+#include "http/http_server.h"
 #include "sink/alertmanager.h"
 
 namespace fingerprintd::config {
@@ -48,6 +49,17 @@ Status CheckListenAddress(const std::string& address) {
 }
 
 std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
+Status CheckLoopbackOrAllowed(const std::string& address, bool allow_remote) {
+  std::string host;
+  uint16_t port = 0;
+  if (allow_remote || (http::SplitHostPort(address, &host, &port) && http::IsLoopbackHost(host))) {
+    return OkStatus();
+  }
+  return InvalidArgumentError("'" + address +
+                              "' listens beyond loopback; set allow_remote: true beside it to "
+                              "accept connections from other hosts");
+}
+
                               const RE2* deployment_from, const std::string& path) {
   return source::DeploymentForPath(labels, deployment_from, path, path);
 }
@@ -301,7 +313,8 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
   // One fresh Node per section: assigning to a bound YAML::Node would
   // overwrite the node it refers to inside the tree.
   YAML::Node http;
-  if (Status s = ParseSection(errors, root, "http", {"listen"}, &http); !s.ok()) return s;
+  if (Status s = ParseSection(errors, root, "http", {"listen", "allow_remote"}, &http); !s.ok())
+    return s;
   if (http.IsMap()) {
     if (Status s = GetString(errors, http, "http", "listen", false, &out->http_listen); !s.ok())
       return s;
@@ -401,9 +414,14 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
     if (!problem.empty()) return InvalidArgumentError("--deployment-from: " + problem);
     source.deployment_from = flags.deployment_from;
   }
+    if (Status s = GetBool(errors, http, "http", "allow_remote", &out->http_allow_remote); !s.ok())
+      return s;
   if (flags.start_at == "end") {
     source.start_at = StartAt::kEnd;
   } else if (flags.start_at == "beginning") {
+    if (Status s = CheckLoopbackOrAllowed(out->http_listen, out->http_allow_remote); !s.ok()) {
+      return errors.Error(http["listen"], "http.listen", s.message());
+    }
     source.start_at = StartAt::kBeginning;
   } else {
     return InvalidArgumentError("--start-at: expected end or beginning, got '" + flags.start_at +
@@ -418,3 +436,11 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
 }
 
 }  // namespace fingerprintd::config
+  if (!flags.http.empty()) {
+    if (Status s = CheckListenAddress(flags.http); !s.ok()) {
+      return InvalidArgumentError("--http: " + s.message());
+    }
+    // A flag typed by hand is explicit enough: `--http 0.0.0.0:9464` is allowed.
+    config.http_listen = flags.http;
+    config.http_allow_remote = true;
+  }

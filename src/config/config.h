@@ -21,7 +21,7 @@
 //       framing: jsonl
 //   checkpoint_dir: /var/lib/fingerprintd   # default: none (no checkpoints; warned)
 //   checkpoint_interval: 5s
-//   http: {listen: 127.0.0.1:9464}
+//   http: {listen: 127.0.0.1:9464}       # + allow_remote: true to listen beyond loopback
 //   incidents: {path: "-"}                 # "-" = stdout, else a JSONL file (appended)
 //   alertmanager:                          # optional: incidents pushed as alerts
 //     url: http://127.0.0.1:9093           # http:// only; POSTs go to <url>/api/v2/alerts
@@ -134,6 +134,7 @@ struct RunFlags {
   std::vector<std::string> paths;
 };
 // Builds the one-source config; errors name the flag (`--label: ...`).
+  bool http_allow_remote = false;  // a non-loopback http.listen needs it
 StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags);
 
 // The deployment of a tailed file, as replay names it: the `deployment`
@@ -148,3 +149,7 @@ std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
 Status CheckListenAddress(const std::string& address);
 
 }  // namespace fingerprintd::config
+  std::string http;  // "" = the default listen address
+// A listener beyond loopback (0.0.0.0, a node IP, a host name) only with the
+// explicit `allow_remote: true` beside it; the error says so.
+Status CheckLoopbackOrAllowed(const std::string& address, bool allow_remote);

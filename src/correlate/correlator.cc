@@ -653,4 +653,10 @@ void Correlator::AdvanceDeployment(const std::string& deployment, int64_t now_us
 }
 void Correlator::Finish() { impl_->Finish(); }
 
+void Correlator::ReportOpen(IncidentSink& sink) const {
+  for (const auto& inc : impl_->open) {
+    if (inc->revision > 0) sink.OnIncident(IncidentChange::kUpdated, impl_->Build(*inc));
+  }
+}
+
 }  // namespace fingerprintd::correlate

@@ -423,6 +423,10 @@ void Pipeline::EndSource(SourceId source) {
 void Pipeline::Advance(int64_t wall_now_us) { impl_->Advance(wall_now_us); }
 void Pipeline::Finish() { impl_->Finish(); }
 
+void Pipeline::ReportOpenIncidents(correlate::IncidentSink& sink) const {
+  impl_->correlator.ReportOpen(sink);
+}
+
 SourcePosition Pipeline::SafePosition(SourceId source) const {
   const Impl::Source* s = impl_->Get(source);
   return s ? impl_->Safe(*s) : SourcePosition{};

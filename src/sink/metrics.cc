@@ -28,6 +28,18 @@ Metrics::Metrics(std::string_view version)
                            .Name("fingerprintd_worker_failures")
                            .Help("1 while the rank belongs to an open incident of the rule")
                            .Register(*registry_)),
+      expected_workers_(BuildGauge()
+                            .Name("fingerprintd_incident_expected_workers")
+                            .Help("Expected workers of the open incident of the rule")
+                            .Register(*registry_)),
+      sources_open_(BuildGauge()
+                        .Name("fingerprintd_sources_open")
+                        .Help("Streams being read now (tailed files, socket streams), by type")
+                        .Register(*registry_)),
+      http_requests_(BuildCounter()
+                         .Name("fingerprintd_http_requests_total")
+                         .Help("HTTP requests answered, and connections turned away, by outcome")
+                         .Register(*registry_)),
       rule_matches_(BuildCounter()
                         .Name("fingerprintd_rule_matches_total")
                         .Help("Rule stage matches, by rule and stage")
@@ -80,7 +92,12 @@ Metrics::Metrics(std::string_view version)
                            .Name("fingerprintd_rule_reload_failures_total")
                            .Help("SIGHUP reloads that failed (the old config and rules kept)")
                            .Register(*registry_)
-                           .Add({})) {
+                           .Add({})),
+      checkpoint_failures_(BuildCounter()
+                               .Name("fingerprintd_checkpoint_failures_total")
+                               .Help("Checkpoints that could not be written (the last one kept)")
+                               .Register(*registry_)
+                               .Add({})) {
   BuildGauge()
       .Name("fingerprintd_build_info")
       .Help("Build information; always 1")
@@ -131,6 +148,7 @@ void Metrics::LineRead(std::string_view source, uint64_t bytes) {
 }
 
 void Metrics::LineDropped(DropReason reason) {
+  ++dropped_lines_;
   dropped_.Add({{"reason", std::string(DropReasonName(reason))}}).Increment();
 }
 
@@ -171,11 +189,21 @@ void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Inci
     if (--holders_[gauge] == 0) gauge->Set(0);
   }
   open_.erase(incident.incident_id);
+  if (auto it = expected_.find(incident.incident_id); it != expected_.end()) {
+    it->second->Set(0);
+    expected_.erase(it);
+  }
   if (change != correlate::IncidentChange::kClosed) {
     std::string deployment = Bounded(deployments_, incident.deployment, "deployment");
     std::vector<std::string> ranks;
     for (int32_t rank : incident.ranks) ranks.push_back(std::to_string(rank));
-    if (ranks.empty()) ranks.push_back("unknown");
+    for (int i = 0; static_cast<int>(ranks.size()) < std::max(incident.affected, 1); ++i) {
+      ranks.push_back("unknown-" + std::to_string(i));
+    }
+    prometheus::Gauge& expected =
+        expected_workers_.Add({{"deployment", deployment}, {"rule", incident.rule->id}});
+    expected.Set(incident.expected);
+    expected_[incident.incident_id] = &expected;
     std::vector<prometheus::Gauge*>& held = open_[incident.incident_id];
     for (const std::string& rank : ranks) {
       prometheus::Gauge& gauge = worker_failures_.Add({{"deployment", deployment},
@@ -191,6 +219,28 @@ void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Inci
 void Metrics::SetRulesLoaded(size_t rules) { rules_loaded_.Set(static_cast<double>(rules)); }
 void Metrics::RuleReloadFailed() { reload_failures_.Increment(); }
 void Metrics::CheckpointSaved(int64_t now_us) { checkpoint_at_us_ = now_us; }
+void Metrics::CheckpointFailed() { checkpoint_failures_.Increment(); }
+
+void Metrics::SetSourcesOpen(std::string_view type, size_t open) {
+  sources_open_.Add({{"type", std::string(type)}}).Set(static_cast<double>(open));
+}
+
+namespace {
+
+// Brings a counter up to a total kept elsewhere (counters only go up).
+void SyncCounter(prometheus::Counter& counter, uint64_t total) {
+  double delta = static_cast<double>(total) - counter.Value();
+  if (delta > 0) counter.Increment(delta);
+}
+
+}  // namespace
+
+void Metrics::SetHttpStats(const http::ServerStats& stats) {
+  SyncCounter(http_requests_.Add({{"outcome", "answered"}}), stats.requests);
+  SyncCounter(http_requests_.Add({{"outcome", "bad_request"}}), stats.bad_requests);
+  SyncCounter(http_requests_.Add({{"outcome", "refused"}}), stats.refused);
+  SyncCounter(http_requests_.Add({{"outcome", "timeout"}}), stats.timeouts);
+}
 
 std::string Metrics::Serialize(int64_t now_us) {
   checkpoint_age_.Set(checkpoint_at_us_ == 0

@@ -11,9 +11,14 @@
 // rotations, truncations and evictions by what. As an IncidentSink it keeps
 // fingerprintd_worker_failures{deployment,rule,class,rank} at 1 while that
 // rank belongs to an open (opened or updated) incident and sets it back to 0
-// when the incident closes, so Prometheus can sum it across sidecars. The
-// daemon reports the rest itself (rules loaded, reload failures, checkpoint
-// times).
+// when the incident closes, so Prometheus can sum it across sidecars (a
+// worker the logs never gave a rank counts as rank "unknown-N", N from 0, so
+// the sum is still the number of failed workers); beside it
+// fingerprintd_incident_expected_workers{deployment,rule} is the incident's
+// expected worker count while it is open, so an alert can compare the two.
+// The daemon reports the rest itself (rules loaded, reload failures,
+// checkpoint times and failures, open sources, the HTTP server's counters:
+// fingerprintd_http_requests_total{outcome}).
 //
 // Label values are bounded: sources and deployments beyond kMaxLabelValues
 // distinct values are counted under "_other" (and in
@@ -40,6 +45,7 @@
 
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
+#include "http/http_server.h"
 
 namespace fingerprintd::sink {
 
@@ -73,6 +79,11 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void RuleReloadFailed();
   // A checkpoint was committed at wall time `now_us` (age 0 from then on).
   void CheckpointSaved(int64_t now_us);
+  void CheckpointFailed();
+  // Streams being read now (tailed files, connections' streams), by source type.
+  void SetSourcesOpen(std::string_view type, size_t open);
+  // The HTTP server's counters (fingerprintd_http_*), copied before a scrape.
+  void SetHttpStats(const http::ServerStats& stats);
 
   // Every family in the Prometheus text format; checkpoint age as of now_us.
   std::string Serialize(int64_t now_us);
@@ -80,6 +91,9 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   // Totals, for the daemon's own log line at exit.
   uint64_t lines() const { return lines_; }
   uint64_t bytes() const { return bytes_; }
+  uint64_t dropped() const { return dropped_lines_; }
+  uint64_t rotations() const { return static_cast<uint64_t>(rotations_.Value()); }
+  uint64_t truncations() const { return static_cast<uint64_t>(truncations_.Value()); }
 
  private:
   struct SourceCounters {
@@ -97,6 +111,9 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& incidents_;
   prometheus::Family<prometheus::Gauge>& worker_failures_;
+  prometheus::Family<prometheus::Gauge>& expected_workers_;
+  prometheus::Family<prometheus::Gauge>& sources_open_;
+  prometheus::Family<prometheus::Counter>& http_requests_;
   prometheus::Family<prometheus::Counter>& rule_matches_;
   prometheus::Family<prometheus::Counter>& lines_total_;
   prometheus::Family<prometheus::Counter>& bytes_total_;
@@ -109,15 +126,18 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Gauge& checkpoint_age_;
   prometheus::Gauge& rules_loaded_;
   prometheus::Counter& reload_failures_;
+  prometheus::Counter& checkpoint_failures_;
 
   std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
   std::set<std::string> deployments_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
   // Ranks each incident holds at 1: (deployment, rule, class, rank) labels.
   std::map<std::string, std::vector<prometheus::Gauge*>> open_;
+  // fingerprintd_incident_expected_workers series each open incident sets, by id.
+  std::map<std::string, prometheus::Gauge*> expected_;
   std::map<prometheus::Gauge*, int> holders_;  // open incidents holding each gauge at 1
   int64_t checkpoint_at_us_ = 0;
-  uint64_t lines_ = 0, bytes_ = 0;
+  uint64_t lines_ = 0, bytes_ = 0, dropped_lines_ = 0;
 };
 
 }  // namespace fingerprintd::sink

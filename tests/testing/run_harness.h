@@ -152,12 +152,14 @@ class RunFixture : public ::testing::Test {
   }
 
   // `fingerprintd run` over `glob` (default logs/*.log) with deployment
-  // qwen3, a checkpoint dir and the incident log; `extra` goes first.
+  // qwen3, a checkpoint dir, the incident log and HTTP on a free port;
+  // `extra` goes first.
   std::unique_ptr<DaemonProcess> Start(const std::string& start_at = "beginning",
                                        std::vector<std::string> extra = {}, std::string glob = "") {
     std::vector<std::string> args = std::move(extra);
     for (const std::string& a :
-         {std::string("--label"), std::string("deployment=qwen3"), std::string("--checkpoint-dir"),
+         {std::string("--http"), std::string("127.0.0.1:0"), std::string("--label"),
+          std::string("deployment=qwen3"), std::string("--checkpoint-dir"),
           (dir_ / "checkpoints").string(), std::string("--incidents"), Incidents().string(),
           std::string("--start-at"), start_at}) {
       args.push_back(a);
@@ -166,6 +168,17 @@ class RunFixture : public ::testing::Test {
     return std::make_unique<DaemonProcess>(args, dir_ / "daemon.err");
   }
   fs::path Incidents() const { return dir_ / "incidents.jsonl"; }
+  // The port of the daemon's "http: listening on 127.0.0.1:PORT" line (the
+  // last one: a restarted daemon logs its own), 0 before it is logged.
+  uint16_t HttpPort() const {
+    static const std::regex kListening(R"(http: listening on 127\.0\.0\.1:(\d+))");
+    std::string err = Stderr();
+    uint16_t port = 0;
+    for (std::sregex_iterator it(err.begin(), err.end(), kListening), end; it != end; ++it) {
+      port = static_cast<uint16_t>(std::stoi((*it)[1]));
+    }
+    return port;
+  }
   std::string Stderr() const { return ReadFile(dir_ / "daemon.err"); }
   bool StderrHas(const std::string& text) const { return Stderr().find(text) != std::string::npos; }
   size_t StderrCount(const std::string& text) const {

@@ -1,0 +1,104 @@
+// Api: see api.h for the paths.
+#include "http/api.h"
+
+#include <charconv>
+
+#include "http/status_page.h"
+#include "parse/time_util.h"
+
+namespace fingerprintd::http {
+
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+Response Text(int status, std::string body) {
+  return Response{status, "text/plain; charset=utf-8", std::move(body)};
+}
+
+// `since`: RFC 3339 ("2026-11-30T12:00:00Z") or Unix seconds ("1764504000").
+bool ParseSince(std::string_view text, int64_t* out_us) {
+  int64_t seconds = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec == std::errc() && end == text.data() + text.size()) {
+    *out_us = seconds * 1'000'000;
+    return true;
+  }
+  int32_t offset_s = 0;
+  return !text.empty() && parse::ParseRfc3339(text, out_us, &offset_s) == text.size();
+}
+
+}  // namespace
+
+std::string PercentDecode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
+               HexValue(text[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+Api::Api(sink::Metrics& metrics, sink::IncidentStore& store, std::string version)
+    : metrics_(metrics), store_(store), version_(std::move(version)) {}
+
+void Api::SetReady(bool ready, std::string reason) {
+  ready_ = ready;
+  not_ready_reason_ = std::move(reason);
+}
+
+Response Api::Handle(const Request& request, int64_t now_us) {
+  if (request.path == "/metrics") {
+    if (server_stats_ != nullptr) metrics_.SetHttpStats(*server_stats_);
+    return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Serialize(now_us)};
+  }
+  if (request.path == "/incidents") return Incidents(request.query);
+  if (request.path == "/healthz") return Text(200, "ok\n");
+  if (request.path == "/readyz") {
+    return ready_ ? Text(200, "ready\n") : Text(503, "not ready: " + not_ready_reason_ + "\n");
+  }
+  if (request.path == "/") {
+    return Response{200, "text/html; charset=utf-8",
+                    RenderStatusPage(store_.Query({}), now_us, version_)};
+  }
+  return Text(404, "not found; try /, /metrics, /incidents, /healthz, /readyz\n");
+}
+
+Response Api::Incidents(std::string_view query) {
+  sink::IncidentQuery filter;
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string key = PercentDecode(pair.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+    if (key == "deployment") {
+      filter.deployment = value;
+    } else if (key == "since") {
+      if (!ParseSince(value, &filter.since_us)) {
+        return Text(400, "since: '" + value +
+                             "' is neither RFC 3339 (2026-11-30T12:00:00Z) nor Unix seconds\n");
+      }
+    } else {
+      return Text(400, "unknown parameter '" + key + "' (deployment, since)\n");
+    }
+  }
+  return Response{200, "application/json", sink::IncidentsToJsonArray(store_.Query(filter))};
+}
+
+}  // namespace fingerprintd::http

@@ -1,0 +1,278 @@
+// HttpServer: see http_server.h for the limits and why Beast.
+#include "http/http_server.h"
+
+#include <array>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <list>
+#include <optional>
+
+namespace fingerprintd::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+class Session;
+
+constexpr std::chrono::milliseconds kLingerFor{1000};
+
+}  // namespace
+
+struct ServerState {
+  ServerState(asio::io_context& io, ServerOptions o, Handler h)
+      : options(std::move(o)), handler(std::move(h)), acceptor(io) {}
+  ServerOptions options;
+  Handler handler;
+  tcp::acceptor acceptor;
+  ServerStats stats;
+  std::list<std::weak_ptr<Session>> sessions;  // to close them on Stop
+  size_t open = 0;
+  bool stopped = false;
+};
+
+namespace {
+
+// One connection: read a request, answer it, repeat while kept alive.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<ServerState> state)
+      : stream_(std::move(socket)),
+        state_(std::move(state)),
+        buffer_(state_->options.max_request_bytes) {
+    ++state_->open;
+  }
+  ~Session() { --state_->open; }
+
+  void Start() { ReadRequest(); }
+
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+ private:
+  void ReadRequest() {
+    if (state_->stopped) return;
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(state_->options.max_request_bytes));
+    parser_->body_limit(0);
+    stream_.expires_after(state_->options.request_timeout);
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (state_->stopped) return;
+    if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
+      return Close();
+    }
+    if (ec == beast::error::timeout) {
+      ++state_->stats.timeouts;
+      return Close();
+    }
+    if (ec) {
+      ++state_->stats.bad_requests;
+      int status = 400;
+      if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) status = 431;
+      if (ec == bhttp::error::body_limit || ec == bhttp::error::unexpected_body) status = 413;
+      return Answer(status, "text/plain; charset=utf-8", std::string(ReasonText(status)) + "\n",
+                    /*keep_alive=*/false, /*head=*/false, {});
+    }
+    const auto& request = parser_->get();
+    ++requests_;
+    bool keep_alive =
+        request.keep_alive() && requests_ < state_->options.max_requests_per_connection;
+    bool head = request.method() == bhttp::verb::head;
+    if (request.method() != bhttp::verb::get && !head) {
+      ++state_->stats.bad_requests;
+      return Answer(405, "text/plain; charset=utf-8", "method not allowed: read-only (GET, HEAD)\n",
+                    keep_alive, false, "GET, HEAD");
+    }
+    std::string_view target(request.target().data(), request.target().size());
+    size_t q = target.find('?');
+    Request r{head ? "HEAD" : "GET", target.substr(0, q),
+              q == std::string_view::npos ? std::string_view() : target.substr(q + 1)};
+    Response response = state_->handler(r);
+    ++state_->stats.requests;
+    Answer(response.status, response.content_type, std::move(response.body), keep_alive, head, {});
+  }
+
+  static std::string_view ReasonText(int status) {
+    auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+    return std::string_view(reason.data(), reason.size());
+  }
+
+  void Answer(int status, std::string_view content_type, std::string body, bool keep_alive,
+              bool head, std::string_view allow) {
+    response_ = {};
+    response_.result(static_cast<unsigned>(status));
+    response_.version(11);
+    response_.set(bhttp::field::server, "fingerprintd");
+    response_.set(bhttp::field::content_type,
+                  beast::string_view(content_type.data(), content_type.size()));
+    response_.set(bhttp::field::cache_control, "no-store");
+    if (!allow.empty()) {
+      response_.set(bhttp::field::allow, beast::string_view(allow.data(), allow.size()));
+    }
+    response_.keep_alive(keep_alive);
+    response_.body() = std::move(body);
+    response_.prepare_payload();
+    if (head) response_.body().clear();  // Content-Length stays that of the GET
+    stream_.expires_after(state_->options.write_timeout);
+    bhttp::async_write(stream_, response_,
+                       [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                         self->OnWritten(ec, keep_alive);
+                       });
+  }
+
+  void OnWritten(beast::error_code ec, bool keep_alive) {
+    if (ec == beast::error::timeout) ++state_->stats.timeouts;
+    if (ec || state_->stopped) return Close();
+    if (!keep_alive) return Linger();
+    ReadRequest();
+  }
+
+  // A lingering close: send FIN, then read and discard what the client still
+  // sends (an oversize header it has not finished writing) for a short while,
+  // so closing with unread bytes does not reset the connection and destroy
+  // the answer before the client has read it.
+  void Linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kLingerFor);
+    Discard();
+  }
+
+  void Discard() {
+    stream_.async_read_some(asio::buffer(discard_),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec || self->state_->stopped) return self->Close();
+                              self->Discard();
+                            });
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<ServerState> state_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::empty_body>> parser_;
+  bhttp::response<bhttp::string_body> response_;
+  size_t requests_ = 0;
+  std::array<char, 4096> discard_;
+};
+
+void Accept(const std::shared_ptr<ServerState>& state) {
+  state->acceptor.async_accept([state](beast::error_code ec, tcp::socket socket) {
+    if (state->stopped || ec == asio::error::operation_aborted) return;
+    if (!ec) {
+      if (state->open >= state->options.max_connections) {
+        ++state->stats.refused;
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else {
+        auto session = std::make_shared<Session>(std::move(socket), state);
+        state->sessions.remove_if([](const std::weak_ptr<Session>& s) { return s.expired(); });
+        state->sessions.push_back(session);
+        session->Start();
+      }
+    }
+    Accept(state);
+  });
+}
+
+}  // namespace
+
+bool SplitHostPort(std::string_view listen, std::string* host, uint16_t* port) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == listen.size()) return false;
+  std::string_view h = listen.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h.empty()) return false;
+  uint32_t p = 0;
+  for (char c : listen.substr(colon + 1)) {
+    if (c < '0' || c > '9') return false;
+    p = p * 10 + static_cast<uint32_t>(c - '0');
+    if (p > 65535) return false;
+  }
+  *host = std::string(h);
+  *port = static_cast<uint16_t>(p);
+  return true;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host == "localhost") return true;
+  beast::error_code ec;
+  auto address = asio::ip::make_address(std::string(host), ec);
+  return !ec && address.is_loopback();
+}
+
+HttpServer::HttpServer(asio::io_context& io, ServerOptions options, Handler handler)
+    : state_(std::make_shared<ServerState>(io, std::move(options), std::move(handler))) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() {
+  std::string host;
+  uint16_t port = 0;
+  if (!SplitHostPort(state_->options.listen, &host, &port)) {
+    return InvalidArgumentError("http listen '" + state_->options.listen +
+                                "': not host:port (e.g. 127.0.0.1:9464)");
+  }
+  beast::error_code ec;
+  auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  if (ec) {
+    return InvalidArgumentError("http listen '" + state_->options.listen +
+                                "': not an IP address: " + ec.message());
+  }
+  tcp::endpoint endpoint(address, port);
+  tcp::acceptor& acceptor = state_->acceptor;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    beast::error_code ignored;
+    acceptor.close(ignored);
+    return InternalError("http listen " + state_->options.listen + ": " + ec.message());
+  }
+  Accept(state_);
+  return OkStatus();
+}
+
+void HttpServer::Stop() {
+  if (state_->stopped) return;
+  state_->stopped = true;
+  beast::error_code ec;
+  state_->acceptor.close(ec);
+  for (auto& weak : state_->sessions) {
+    if (auto session = weak.lock()) session->Close();
+  }
+  state_->sessions.clear();
+}
+
+uint16_t HttpServer::local_port() const {
+  beast::error_code ec;
+  auto endpoint = state_->acceptor.local_endpoint(ec);
+  return ec ? 0 : endpoint.port();
+}
+
+std::string HttpServer::local_address() const {
+  beast::error_code ec;
+  auto endpoint = state_->acceptor.local_endpoint(ec);
+  if (ec) return state_->options.listen;
+  std::string host = endpoint.address().to_string();
+  if (endpoint.address().is_v6()) host = "[" + host + "]";
+  return host + ":" + std::to_string(endpoint.port());
+}
+
+const ServerStats& HttpServer::stats() const { return state_->stats; }
+size_t HttpServer::open_connections() const { return state_->open; }
+
+}  // namespace fingerprintd::http

@@ -1,0 +1,107 @@
+// HttpServer: the daemon's small read-only HTTP/1.1 server (GET /metrics,
+// /incidents, /healthz, /readyz, /), on Boost.Beast in the daemon's own
+// io_context.
+//
+//   http::HttpServer server(io, options, [&](const http::Request& r) { return api.Handle(r); });
+//   if (Status s = server.Start(); !s.ok()) ...   // binds; server.local_port() after
+//   ...
+//   server.Stop();                                // closes the acceptor and every session
+//
+// Why not prometheus-cpp's pull Exposer (civetweb): it runs its own thread
+// pool, which would read the pipeline's state from another thread, and it
+// serves only metrics; /incidents, the status page and the probes belong on
+// the same port and the same thread as the state they show. Serving on the
+// io_context thread means every handler sees a consistent state without a
+// lock, and a handler is only ever a few hundred microseconds of the loop.
+//
+// Bounded and hostile-client proof:
+//   * at most max_connections sessions; a connection beyond it is accepted
+//     and closed at once (counted: refused);
+//   * a request's header must arrive whole within request_timeout of the
+//     first byte being awaited (slow clients, half-open sockets: counted
+//     timeouts, closed); a response must be written within write_timeout;
+//   * a request is at most max_request_bytes (header) and has no body:
+//     larger headers get 431, a body 413, a malformed request 400; all close
+//     the connection (counted: bad_requests);
+//   * methods other than GET and HEAD get 405 (with Allow); paths the handler
+//     does not know get its 404;
+//   * keep-alive up to max_requests_per_connection requests.
+//
+// Threading: everything runs on the io_context's thread; Start and Stop must
+// be called from it (or before run()).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "fingerprintd/status.h"
+
+namespace fingerprintd::http {
+
+struct Request {
+  std::string_view method;  // "GET" or "HEAD" (others never reach the handler)
+  std::string_view path;    // "/incidents"
+  std::string_view query;   // "deployment=x&since=..." (without '?'), still %-encoded
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:9464";  // host:port, [v6]:port; port 0 = any free port
+  size_t max_connections = 64;
+  std::chrono::milliseconds request_timeout{5000};
+  std::chrono::milliseconds write_timeout{10000};
+  size_t max_request_bytes = 8192;
+  size_t max_requests_per_connection = 1000;
+};
+
+// Counters of what the server turned away (exported as metrics by the daemon).
+struct ServerStats {
+  uint64_t requests = 0;      // requests answered by the handler (any status)
+  uint64_t refused = 0;       // connections closed at once: max_connections reached
+  uint64_t timeouts = 0;      // connections closed: request or write too slow
+  uint64_t bad_requests = 0;  // 400/405/413/431 answers
+};
+
+struct ServerState;  // http_server.cc; shared with the sessions
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, ServerOptions options, Handler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts accepting. InvalidArgumentError for an unparsable
+  // listen address, InternalError naming the address when it cannot be bound.
+  [[nodiscard]] Status Start();
+  // Closes the acceptor and every open session; no handler runs after it.
+  void Stop();
+
+  uint16_t local_port() const;
+  std::string local_address() const;  // "127.0.0.1:9464", for the log line
+  const ServerStats& stats() const;
+  size_t open_connections() const;
+
+ private:
+  std::shared_ptr<ServerState> state_;
+};
+
+// Splits "host:port" / "[v6]:port"; false when it is not that shape.
+bool SplitHostPort(std::string_view listen, std::string* host, uint16_t* port);
+
+// True when `host` is a loopback address (127.0.0.0/8, ::1) or "localhost".
+bool IsLoopbackHost(std::string_view host);
+
+}  // namespace fingerprintd::http

@@ -1,0 +1,184 @@
+// The status page: see status_page.h.
+#include "http/status_page.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace fingerprintd::http {
+
+namespace {
+
+using sink::StoredIncident;
+
+// A grid wider than this is shown as its first kMaxGridRanks ranks and a count.
+constexpr int kMaxGridRanks = 512;
+
+constexpr char kStyle[] = R"(
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1b1b1b;background:#fafafa}
+h1{font-size:1.3em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
+.meta{color:#666}table{border-collapse:collapse;margin:.3em 0}
+th,td{padding:.25em .6em;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}
+th{background:#eee}.sev-critical,.sev-error{color:#a40000;font-weight:600}
+.sev-warning{color:#8a5a00}.none{color:#666;font-style:italic}
+table.grid td.rank{width:2em;height:2em;padding:0;text-align:center;vertical-align:middle;font-size:12px;
+border:1px solid #fff;background:#cfe8cf}
+table.grid td.rank.failed{background:#d9372b;color:#fff;font-weight:600}
+table.grid tr.closed td.rank.failed{background:#e9a39d}
+table.grid td.label{font-size:12px;white-space:nowrap}
+ul{margin:.2em 0;padding-left:1.2em}
+)";
+
+std::string Severity(const correlate::Incident& incident) {
+  std::string name(rules::SeverityName(incident.rule->severity));
+  return "<span class=\"sev-" + name + "\">" + name + "</span>";
+}
+
+std::string Time(int64_t us) { return HtmlEscape(correlate::FormatRfc3339(us)); }
+
+std::string Workers(const correlate::Incident& incident) {
+  std::string out = std::to_string(incident.affected) + "/" + std::to_string(incident.expected);
+  if (!incident.ranks.empty()) {
+    out += " (ranks ";
+    for (size_t i = 0; i < incident.ranks.size(); ++i) {
+      out += (i ? "," : "") + std::to_string(incident.ranks[i]);
+    }
+    out += ")";
+  }
+  return out;
+}
+
+void OpenIncidentsTable(const std::vector<const StoredIncident*>& open, std::string& out) {
+  out += "<h2>Open incidents (" + std::to_string(open.size()) + ")</h2>\n";
+  if (open.empty()) {
+    out += "<p class=\"none\">No open incident.</p>\n";
+    return;
+  }
+  out +=
+      "<table id=\"open\"><tr><th>Deployment</th><th>Rule</th><th>Class</th><th>Severity</th>"
+      "<th>Workers</th><th>First hit</th><th>Last hit</th><th>What to do</th></tr>\n";
+  for (const StoredIncident* s : open) {
+    const correlate::Incident& i = s->incident;
+    out += "<tr class=\"incident\" data-incident=\"" + HtmlEscape(i.incident_id) + "\"><td>" +
+           HtmlEscape(i.deployment) + "</td><td><b>" + HtmlEscape(i.rule->title) +
+           "</b><br><code>" + HtmlEscape(i.rule->id) + "</code> · " +
+           HtmlEscape(std::string(rules::ConfidenceName(i.confidence))) + "</td><td>" +
+           HtmlEscape(i.rule->rule_class) + "</td><td>" + Severity(i) + "</td><td>" + Workers(i) +
+           "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) + "</td><td>" +
+           HtmlEscape(i.explanation) + "<ul>";
+    for (const std::string& step : i.remediation) out += "<li>" + HtmlEscape(step) + "</li>";
+    out += "</ul></td></tr>\n";
+  }
+  out += "</table>\n";
+}
+
+// One row of a deployment's grid: a cell per rank, failed ones marked.
+void GridRow(const StoredIncident& s, int width, std::string& out) {
+  const correlate::Incident& i = s.incident;
+  std::set<int32_t> failed(i.ranks.begin(), i.ranks.end());
+  out += std::string("<tr class=\"") + (s.open ? "open" : "closed") + "\"><td class=\"label\">" +
+         HtmlEscape(i.rule->id) + (s.open ? "" : " (closed)") + "</td>";
+  for (int rank = 0; rank < width; ++rank) {
+    bool is_failed = failed.count(rank) > 0;
+    out += std::string("<td class=\"rank") + (is_failed ? " failed" : "") + "\" data-rank=\"" +
+           std::to_string(rank) + "\" title=\"rank " + std::to_string(rank) +
+           (is_failed ? ": failed" : ": no failure seen") + "\">" + std::to_string(rank) + "</td>";
+  }
+  int unnamed = i.affected - static_cast<int>(i.ranks.size());
+  out += "<td class=\"label\">" + Workers(i);
+  if (unnamed > 0) out += "; " + std::to_string(unnamed) + " worker(s) without a known rank";
+  if (i.expected > width) out += "; grid shows the first " + std::to_string(width);
+  out += "</td></tr>\n";
+}
+
+void DeploymentGrids(const std::vector<const StoredIncident*>& incidents, std::string& out) {
+  std::map<std::string, std::vector<const StoredIncident*>> by_deployment;
+  for (const StoredIncident* s : incidents) by_deployment[s->incident.deployment].push_back(s);
+  out += "<h2>Ranks per deployment</h2>\n";
+  if (by_deployment.empty()) {
+    out += "<p class=\"none\">No incident yet.</p>\n";
+    return;
+  }
+  for (const auto& [deployment, list] : by_deployment) {
+    int width = 0;
+    for (const StoredIncident* s : list) {
+      width = std::max({width, s->incident.expected, s->incident.affected});
+      if (!s->incident.ranks.empty()) width = std::max(width, s->incident.ranks.back() + 1);
+    }
+    width = std::min(width, kMaxGridRanks);
+    out += "<h3 class=\"deployment\">" + HtmlEscape(deployment) +
+           "</h3>\n<table class=\"grid\" data-deployment=\"" + HtmlEscape(deployment) + "\">\n";
+    for (const StoredIncident* s : list) GridRow(*s, width, out);
+    out += "</table>\n";
+  }
+}
+
+void ClosedIncidentsTable(const std::vector<const StoredIncident*>& closed, std::string& out) {
+  out += "<h2>Recent closed incidents (" + std::to_string(closed.size()) + ")</h2>\n";
+  if (closed.empty()) {
+    out += "<p class=\"none\">None.</p>\n";
+    return;
+  }
+  out +=
+      "<table id=\"closed\"><tr><th>Deployment</th><th>Rule</th><th>Class</th><th>Workers</th>"
+      "<th>Last hit</th><th>Closed</th></tr>\n";
+  for (const StoredIncident* s : closed) {
+    const correlate::Incident& i = s->incident;
+    out += "<tr><td>" + HtmlEscape(i.deployment) + "</td><td><code>" + HtmlEscape(i.rule->id) +
+           "</code></td><td>" + HtmlEscape(i.rule->rule_class) + "</td><td>" + Workers(i) +
+           "</td><td>" + Time(i.last_seen_us) + "</td><td>" +
+           HtmlEscape(std::string(correlate::CloseReasonName(i.closed))) + "</td></tr>\n";
+  }
+  out += "</table>\n";
+}
+
+}  // namespace
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string RenderStatusPage(const std::vector<const StoredIncident*>& incidents, int64_t now_us,
+                             std::string_view version) {
+  std::vector<const StoredIncident*> open, closed;
+  for (const StoredIncident* s : incidents) (s->open ? open : closed).push_back(s);
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"refresh\" content=\"5\">"
+      "<meta name=\"viewport\" content=\"width=device-width\">"
+      "<title>fingerprintd: " +
+      std::to_string(open.size()) + " open incident(s)</title><style>" + kStyle +
+      "</style></head><body>\n<h1>fingerprintd</h1>\n<p class=\"meta\">version " +
+      HtmlEscape(version) + " · " + Time(now_us) +
+      " · <a href=\"/incidents\">/incidents</a> · <a href=\"/metrics\">/metrics</a></p>\n";
+  OpenIncidentsTable(open, out);
+  DeploymentGrids(incidents, out);
+  ClosedIncidentsTable(closed, out);
+  out += "</body></html>\n";
+  return out;
+}
+
+}  // namespace fingerprintd::http

@@ -1,0 +1,163 @@
+// What each path answers, over real incidents from the embedded pack.
+#include "http/api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "http/status_page.h"
+#include "testing/counting_events.h"
+#include "testing/replay_harness.h"
+
+namespace fingerprintd::http {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int64_t kSecond = 1'000'000;
+constexpr int64_t kNow = 1'764'504'000 * kSecond;  // 2025-11-30T12:00:00Z
+
+correlate::Incident IncidentOf(const std::string& id, const std::string& deployment,
+                               const std::string& rule, int expected, std::vector<int32_t> ranks,
+                               int64_t last_seen_us) {
+  auto rules = testing::EmbeddedRules();
+  correlate::Incident incident;
+  incident.incident_id = id;
+  incident.rule = std::shared_ptr<const rules::Rule>(rules, rules->Find(rule));
+  incident.deployment = deployment;
+  incident.expected = expected;
+  incident.affected = static_cast<int>(ranks.size());
+  incident.ranks = std::move(ranks);
+  incident.first_seen_us = last_seen_us - kSecond;
+  incident.last_seen_us = last_seen_us;
+  incident.explanation = incident.rule->explanation;
+  incident.remediation = incident.rule->remediation;
+  incident.revision = 1;
+  return incident;
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  ApiTest() {
+    store_.OnIncident(correlate::IncidentChange::kOpened,
+                      IncidentOf("aaa", "qwen3-tp2", "deepgemm-unknown-sf-transformation", 2,
+                                 {0, 1}, kNow - 10 * kSecond));
+    correlate::Incident old =
+        IncidentOf("bbb", "llama-tp4", "cuda-out-of-memory", 4, {2}, kNow - 3600 * kSecond);
+    store_.OnIncident(correlate::IncidentChange::kOpened, old);
+    old.closed = correlate::CloseReason::kWindowOver;
+    store_.OnIncident(correlate::IncidentChange::kClosed, old);
+  }
+
+  Response Get(std::string_view path, std::string_view query = "") {
+    return api_.Handle(Request{"GET", path, query}, kNow);
+  }
+
+  testing::CountingEvents events_;
+  sink::Metrics metrics_{"9.9.9"};
+  sink::IncidentStore store_{events_};
+  Api api_{metrics_, store_, "9.9.9"};
+};
+
+TEST_F(ApiTest, IncidentsAreTheJsonlObjectsOpenOnesFirst) {
+  Response r = Get("/incidents");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  auto array = nlohmann::json::parse(r.body);
+  ASSERT_EQ(array.size(), 2u);
+  EXPECT_EQ(array[0]["incident_id"], "aaa");
+  EXPECT_EQ(array[0]["schema"], "fingerprintd/incident/v1");
+  EXPECT_EQ(array[0]["class"], "hardware_support");
+  EXPECT_EQ(array[1]["incident_id"], "bbb");
+  // The same object as the JSONL line, byte for byte.
+  EXPECT_EQ(array[0].dump(),
+            nlohmann::json::parse(correlate::IncidentToJson(store_.Query({})[0]->incident)).dump());
+}
+
+TEST_F(ApiTest, IncidentsFilterByDeploymentAndSince) {
+  auto ids = [&](std::string_view query) {
+    std::vector<std::string> out;
+    for (const auto& i : nlohmann::json::parse(Get("/incidents", query).body)) {
+      out.push_back(i["incident_id"]);
+    }
+    return out;
+  };
+  EXPECT_THAT(ids("deployment=llama-tp4"), ::testing::ElementsAre("bbb"));
+  EXPECT_THAT(ids("deployment=qwen3%2Dtp2"), ::testing::ElementsAre("aaa"));
+  EXPECT_THAT(ids("deployment=nobody"), ::testing::IsEmpty());
+  EXPECT_THAT(ids("since=2025-11-30T11:30:00Z"), ::testing::ElementsAre("aaa"));
+  EXPECT_THAT(ids("since=" + std::to_string(kNow / kSecond - 7200)),
+              ::testing::ElementsAre("aaa", "bbb"));
+}
+
+TEST_F(ApiTest, ABadQueryParameterIsA400NamingIt) {
+  Response r = Get("/incidents", "since=yesterday");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("since: 'yesterday'"));
+  r = Get("/incidents", "deploymnet=x");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("unknown parameter 'deploymnet'"));
+}
+
+TEST_F(ApiTest, MetricsAreThePrometheusTextFormat) {
+  metrics_.LineRead("/logs/a.log", 100);
+  Response r = Get("/metrics");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_THAT(r.body, HasSubstr("fingerprintd_lines_total{source=\"/logs/a.log\"} 1"));
+  EXPECT_THAT(r.body, HasSubstr("fingerprintd_build_info{version=\"9.9.9\"} 1"));
+}
+
+TEST_F(ApiTest, ReadyOnlyOnceTheDaemonSaysSo) {
+  api_.SetReady(false, "opening sources");
+  Response r = Get("/readyz");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_THAT(r.body, HasSubstr("opening sources"));
+  api_.SetReady(true, "");
+  EXPECT_EQ(Get("/readyz").status, 200);
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+TEST_F(ApiTest, UnknownPathsAre404) {
+  EXPECT_EQ(Get("/admin").status, 404);
+  EXPECT_EQ(Get("/metrics/").status, 404);
+}
+
+TEST_F(ApiTest, TheStatusPageShowsTheOpenIncidentAndItsRankGrid) {
+  Response r = Get("/");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_THAT(r.body, HasSubstr("<title>fingerprintd: 1 open incident(s)</title>"));
+  EXPECT_THAT(r.body, HasSubstr("data-incident=\"aaa\""));
+  EXPECT_THAT(r.body, HasSubstr("<td class=\"rank failed\" data-rank=\"0\""));
+  EXPECT_THAT(r.body, HasSubstr("<td class=\"rank failed\" data-rank=\"1\""));
+  // llama-tp4: rank 2 of 4 failed, 0, 1 and 3 did not.
+  EXPECT_THAT(r.body, HasSubstr("<td class=\"rank\" data-rank=\"3\""));
+  EXPECT_THAT(r.body, HasSubstr("window_over"));
+  // Self-contained: nothing fetched from anywhere.
+  EXPECT_THAT(r.body, Not(HasSubstr("<script")));
+  EXPECT_THAT(r.body, Not(HasSubstr("src=")));
+  EXPECT_THAT(r.body, Not(HasSubstr("stylesheet")));
+}
+
+TEST(StatusPageTest, LogTextIsEscaped) {
+  auto rules = testing::EmbeddedRules();
+  sink::StoredIncident s;
+  s.incident = IncidentOf("x", "<script>alert(1)</script>", "cuda-out-of-memory", 1, {0}, kNow);
+  s.incident.explanation = "a \"quoted\" & <b>bold</b> reason";
+  std::string page = RenderStatusPage({&s}, kNow, "1");
+  EXPECT_THAT(page, Not(HasSubstr("<script>")));
+  EXPECT_THAT(page, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(page, HasSubstr("a &quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt; reason"));
+}
+
+TEST(PercentDecodeTest, DecodesEscapesAndPlusAndKeepsMalformedOnesAsText) {
+  EXPECT_EQ(PercentDecode("a%2Fb+c"), "a/b c");
+  EXPECT_EQ(PercentDecode("100%"), "100%");
+  EXPECT_EQ(PercentDecode("%zz%4"), "%zz%4");
+}
+
+}  // namespace
+}  // namespace fingerprintd::http

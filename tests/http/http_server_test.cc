@@ -1,0 +1,222 @@
+// The HTTP server against hostile and careless clients: oversize requests,
+// bodies, unknown methods, slow clients, more connections than allowed.
+#include "http/http_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+#include <chrono>
+#include <future>
+#include <thread>
+
+namespace fingerprintd::http {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A server on 127.0.0.1:0 whose io_context runs on its own thread.
+class ServerThread {
+ public:
+  explicit ServerThread(ServerOptions options = {}) {
+    options.listen = "127.0.0.1:0";
+    server_ = std::make_unique<HttpServer>(io_, options, [](const Request& r) {
+      if (r.path == "/hello") return Response{200, "text/plain", "hello " + std::string(r.query)};
+      return Response{404, "text/plain", "not found\n"};
+    });
+    EXPECT_TRUE(server_->Start().ok());
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~ServerThread() {
+    asio::post(io_, [this] { server_->Stop(); });
+    guard_.reset();
+    thread_.join();
+  }
+  uint16_t port() const { return server_->local_port(); }
+  // Reads the server's counters on its own thread.
+  ServerStats Stats() {
+    std::promise<ServerStats> stats;
+    asio::post(io_, [&] { stats.set_value(server_->stats()); });
+    return stats.get_future().get();
+  }
+
+ private:
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_{io_.get_executor()};
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+};
+
+tcp::socket Connect(asio::io_context& io, uint16_t port) {
+  tcp::socket socket(io);
+  socket.connect({asio::ip::make_address("127.0.0.1"), port});
+  return socket;
+}
+
+// Everything the server sends until it closes the connection (or 5 s pass).
+std::string ReadUntilClosed(tcp::socket& socket) {
+  std::string out;
+  char buf[4096];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  socket.non_blocking(true);
+  while (std::chrono::steady_clock::now() < deadline) {
+    boost::system::error_code ec;
+    size_t n = socket.read_some(asio::buffer(buf), ec);
+    if (ec == asio::error::would_block) {
+      std::this_thread::sleep_for(milliseconds(5));
+      continue;
+    }
+    if (ec) return out;  // eof or reset: closed
+    out.append(buf, n);
+  }
+  return out + "<still open after 5 s>";
+}
+
+std::string Exchange(uint16_t port, const std::string& request) {
+  asio::io_context io;
+  tcp::socket socket = Connect(io, port);
+  asio::write(socket, asio::buffer(request));
+  return ReadUntilClosed(socket);
+}
+
+TEST(HttpServerTest, AGetIsAnsweredByTheHandlerWithContentLength) {
+  ServerThread server;
+  std::string reply =
+      Exchange(server.port(), "GET /hello?x=1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(reply, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(reply, HasSubstr("Content-Length: 9\r\n"));
+  EXPECT_THAT(reply, HasSubstr("\r\n\r\nhello x=1"));
+}
+
+TEST(HttpServerTest, AnUnknownPathIsTheHandlers404) {
+  ServerThread server;
+  EXPECT_THAT(Exchange(server.port(), "GET /nope HTTP/1.1\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 404 "));
+}
+
+TEST(HttpServerTest, WritingMethodsAreRefusedWith405AndAllow) {
+  ServerThread server;
+  for (const char* method : {"POST", "PUT", "DELETE", "PATCH"}) {
+    std::string reply = Exchange(server.port(), std::string(method) +
+                                                    " /hello HTTP/1.1\r\nConnection: "
+                                                    "close\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_THAT(reply, StartsWith("HTTP/1.1 405 ")) << method;
+    EXPECT_THAT(reply, HasSubstr("Allow: GET, HEAD\r\n")) << method;
+  }
+  EXPECT_EQ(server.Stats().bad_requests, 4u);
+}
+
+TEST(HttpServerTest, HeadGetsTheHeadersOfGetWithoutTheBody) {
+  ServerThread server;
+  std::string reply = Exchange(server.port(), "HEAD /hello HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(reply, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(reply, HasSubstr("Content-Length: 6\r\n"));
+  EXPECT_THAT(reply.substr(reply.find("\r\n\r\n") + 4), ::testing::IsEmpty());
+}
+
+TEST(HttpServerTest, AnOversizeRequestHeaderGets431AndTheConnectionCloses) {
+  ServerOptions options;
+  options.max_request_bytes = 1024;
+  ServerThread server(options);
+  std::string request = "GET /hello HTTP/1.1\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n";
+  asio::io_context io;
+  tcp::socket socket = Connect(io, server.port());
+  boost::system::error_code ec;
+  asio::write(socket, asio::buffer(request), ec);  // the server may close before it is all sent
+  EXPECT_THAT(ReadUntilClosed(socket), StartsWith("HTTP/1.1 431 "));
+  EXPECT_EQ(server.Stats().bad_requests, 1u);
+}
+
+TEST(HttpServerTest, ARequestWithABodyGets413) {
+  ServerThread server;
+  EXPECT_THAT(Exchange(server.port(), "GET /hello HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"),
+              StartsWith("HTTP/1.1 413 "));
+}
+
+TEST(HttpServerTest, GarbageGets400AndTheServerKeepsServingOthers) {
+  ServerThread server;
+  EXPECT_THAT(
+      Exchange(server.port(), std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\r\n\r\n", 13)),
+      StartsWith("HTTP/1.1 400 "));
+  EXPECT_THAT(Exchange(server.port(), "GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200 "));
+}
+
+TEST(HttpServerTest, ASlowClientIsCutOffAtTheRequestTimeout) {
+  ServerOptions options;
+  options.request_timeout = milliseconds(200);
+  ServerThread server(options);
+  asio::io_context io;
+  tcp::socket socket = Connect(io, server.port());
+  asio::write(socket, asio::buffer(std::string("GET /hello HTTP/1.1\r\nHost:")));  // never ends
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(ReadUntilClosed(socket), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ(server.Stats().timeouts, 1u);
+}
+
+TEST(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  ServerThread server;
+  std::string reply = Exchange(server.port(),
+                               "GET /hello?a HTTP/1.1\r\n\r\n"
+                               "GET /hello?b HTTP/1.1\r\n\r\n"
+                               "GET /hello?c HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(reply, HasSubstr("hello a"));
+  EXPECT_THAT(reply, HasSubstr("hello b"));
+  EXPECT_THAT(reply, HasSubstr("hello c"));
+  EXPECT_EQ(server.Stats().requests, 3u);
+}
+
+TEST(HttpServerTest, ConnectionsBeyondTheCapAreRefusedWhileTheOthersAreStillServed) {
+  ServerOptions options;
+  options.max_connections = 4;
+  ServerThread server(options);
+  asio::io_context io;
+  std::vector<tcp::socket> idle;
+  for (int i = 0; i < 4; ++i) idle.push_back(Connect(io, server.port()));
+  // The server counts a session once it accepted it: wait until all four are in.
+  for (int i = 0; i < 10; ++i) {
+    tcp::socket extra = Connect(io, server.port());
+    EXPECT_EQ(ReadUntilClosed(extra), "") << "connection " << i << " beyond the cap";
+  }
+  EXPECT_GE(server.Stats().refused, 1u);
+  asio::write(idle[0],
+              asio::buffer(std::string("GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n")));
+  EXPECT_THAT(ReadUntilClosed(idle[0]), StartsWith("HTTP/1.1 200 "));
+}
+
+TEST(HttpServerTest, AnAddressThatIsNotHostPortIsAClearError) {
+  asio::io_context io;
+  HttpServer server(io, ServerOptions{.listen = "9464"}, [](const Request&) { return Response{}; });
+  Status s = server.Start();
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("not host:port"));
+}
+
+TEST(HttpServerTest, APortInUseIsAnErrorNamingTheAddress) {
+  ServerThread first;
+  asio::io_context io;
+  ServerOptions options;
+  options.listen = "127.0.0.1:" + std::to_string(first.port());
+  HttpServer second(io, options, [](const Request&) { return Response{}; });
+  Status s = second.Start();
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(options.listen));
+}
+
+TEST(HttpServerTest, LoopbackHostsAreRecognised) {
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("example.com"));
+}
+
+}  // namespace
+}  // namespace fingerprintd::http

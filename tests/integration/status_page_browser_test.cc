@@ -1,0 +1,67 @@
+// The status page as an operator's browser renders it: headless Chromium
+// (Debian's chromium, from deploy/install-deps.sh) loads `GET /` of a daemon
+// that saw a TP=2 target failure; the rendered DOM must show the incident and
+// both ranks failed, and a screenshot is kept at <build>/status_page.png.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "testing/http_client.h"
+#include "testing/run_harness.h"
+
+namespace fingerprintd::testing::run_harness {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Runs `command`, returns its stdout.
+std::string Output(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  ::pclose(pipe);
+  return out;
+}
+
+// Headless Chromium with the flags this closed network needs (no background
+// connections, no sandbox as root) and a fresh profile under `profile`.
+std::string Chromium(const fs::path& profile, const std::string& action, const std::string& url) {
+  return "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic "
+         "--no-first-run --disable-background-networking --disable-component-update "
+         "--disable-sync --user-data-dir=" +
+         profile.string() + " " + action + " '" + url + "' 2>" + (profile.string() + ".err");
+}
+
+class StatusPageBrowserTest : public RunFixture {};
+
+TEST_F(StatusPageBrowserTest, ChromiumRendersTheIncidentAndBothFailedRanks) {
+  ASSERT_EQ(std::system("command -v chromium >/dev/null"), 0)
+      << "chromium is missing: deploy/install-deps.sh installs it";
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return HttpPort() != 0; })) << Stderr();
+  Append("worker.log", Slice(lines_, 0, lines_.size()));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  std::string url = "http://127.0.0.1:" + std::to_string(HttpPort()) + "/";
+
+  std::string dom = Output(Chromium(dir_ / "profile-dom", "--dump-dom", url));
+  EXPECT_THAT(dom, HasSubstr("<title>fingerprintd: 1 open incident(s)</title>"))
+      << ReadFile(dir_ / "profile-dom.err");
+  EXPECT_THAT(dom, HasSubstr("DeepGEMM cannot transform block-scaled FP8 scale factors"));
+  EXPECT_THAT(dom, HasSubstr("<h3 class=\"deployment\">qwen3</h3>"));
+  EXPECT_THAT(dom, HasSubstr("class=\"rank failed\" data-rank=\"0\""));
+  EXPECT_THAT(dom, HasSubstr("class=\"rank failed\" data-rank=\"1\""));
+
+  fs::path screenshot = fs::path(FINGERPRINTD_BINARY).parent_path() / "status_page.png";
+  fs::remove(screenshot);
+  Output(Chromium(dir_ / "profile-shot",
+                  "--window-size=1280,900 --screenshot=" + screenshot.string(), url));
+  ASSERT_TRUE(fs::exists(screenshot)) << ReadFile(dir_ / "profile-shot.err");
+  EXPECT_GT(fs::file_size(screenshot), 10'000u) << "a blank page is a few hundred bytes";
+  Stop(daemon);
+}
+
+}  // namespace
+}  // namespace fingerprintd::testing::run_harness

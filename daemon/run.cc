@@ -5,10 +5,12 @@
 // checkpoint timer and the signals. The parse/rules/correlate stages stay
 // synchronous and clock-free; only this file reads the clock.
 //
-// Shapes meant for the next pieces (sockets, /metrics, Alertmanager): a source
-// is a LiveSource (Start/Stop/AppendCheckpoint on the io_context), an incident
-// consumer is a correlate::IncidentSink added to the FanoutSink, counters go
-// through PipelineEvents (DaemonEvents here; sink/metrics later).
+// A source is a LiveSource (Start/Stop/AppendCheckpoint on the io_context); an
+// incident consumer is a correlate::IncidentSink added to the FanoutSink (the
+// JSONL log, sink::Metrics for fingerprintd_worker_failures, the IncidentStore
+// behind /incidents and the status page); every counter goes through
+// PipelineEvents into sink::Metrics. The HTTP server (http/) answers on the
+// same io_context thread, so it reads that state without a lock.
 //
 // Shutdown (SIGTERM/SIGINT): stop reading, Advance once (decides what the
 // wall clock allows), save the checkpoint, return from run(). Finish() is NOT
@@ -39,8 +41,15 @@
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/rules.h"
+#include "http/api.h"
+#include "http/http_server.h"
+#include "live_source.h"
 #include "sd_notify.h"
+#include "sink/alertmanager.h"
+#include "sink/incident_store.h"
 #include "sink/jsonl_sink.h"
+#include "sink/metrics.h"
+#include "socket_source.h"
 #include "source/checkpoint_store.h"
 #include "source/glob.h"
 #include "source/inotify_watcher.h"
@@ -57,12 +66,15 @@ constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
 // The wall-clock timer advances the pipeline every kAdvanceEvery while lines
 // were read within kBusyFor, and every kQuietAdvanceEvery after that; the
-// first read after a quiet spell re-arms it at kAdvanceEvery (Wake). So a
-// failure is decided within a tick of its last line, and 1,000 quiet files
-// cost a pass over their state every 2 s instead of ten times a second. What
-// waits on the quiet cadence is only ever late by it: a window closing, a
-// partial line's timeout, an event held for a silent source.
-constexpr auto kAdvanceEvery = milliseconds(100);
+// first read after a quiet spell re-arms it at kAdvanceEvery (Wake). A
+// failure's last line is decided within two busy ticks: the first sees the
+// line arrive, the second sees wall time move past it (a traceback waits that
+// long for a continuation line), so an incident reaches /metrics within about
+// 2 x 30 ms of the write (bench/sidecar.sh latency). 1,000 quiet files cost a
+// pass over their state every 2 s. What waits on the quiet cadence is only
+// ever late by it: a window closing, a partial line's timeout, an event held
+// for a silent source.
+constexpr auto kAdvanceEvery = milliseconds(30);
 constexpr int64_t kBusyForUs = 10'000'000;
 constexpr auto kQuietAdvanceEvery = milliseconds(2000);
 
@@ -81,31 +93,17 @@ int CurrentYear() {
 
 milliseconds Millis(int64_t us) { return milliseconds(std::max<int64_t>(1, us / 1000)); }
 
-// Counters of everything the pipeline and the tailers report; sink/metrics
-// will export the same calls. Atomic so an HTTP thread may read them later.
-class DaemonEvents final : public PipelineEvents {
- public:
-  void LineRead(std::string_view, uint64_t bytes) override {
-    lines.fetch_add(1, std::memory_order_relaxed);
-    this->bytes.fetch_add(bytes, std::memory_order_relaxed);
-  }
-  void LineDropped(DropReason) override { dropped.fetch_add(1, std::memory_order_relaxed); }
-  void TimeGuessed(TimeFallback) override {}
-  void TracebackAssembled() override {}
-  void RuleMatched(std::string_view, std::string_view) override {}
-  void IncidentOpened(std::string_view, std::string_view, std::string_view) override {}
-  void IncidentUpdated(std::string_view) override {}
-  void FileRotated() override { rotations.fetch_add(1, std::memory_order_relaxed); }
-  void FileTruncated() override { truncations.fetch_add(1, std::memory_order_relaxed); }
-
-  std::atomic<uint64_t> lines{0}, bytes{0}, dropped{0}, rotations{0}, truncations{0};
-  std::atomic<uint64_t> checkpoint_failures{0}, checkpoints_ignored{0}, reload_failures{0};
-};
-
 // Hands every incident change to each sink in turn; logs it on stderr.
 class FanoutSink final : public correlate::IncidentSink {
  public:
-  void Add(correlate::IncidentSink* sink) { sinks_.push_back(sink); }
+  // `mirrors_open`: the sink shows what is open now (metrics, /incidents,
+  // Alertmanager), so it is told again what a checkpoint resumed; the JSONL
+  // log is a history and already has those.
+  void Add(correlate::IncidentSink* sink, bool mirrors_open = true) {
+    sinks_.push_back(sink);
+    if (mirrors_open) mirrors_.sinks_.push_back(sink);
+  }
+  void ReportRestored(const Pipeline& pipeline) { pipeline.ReportOpenIncidents(mirrors_); }
   void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override {
     spdlog::info("incident {} {} rule={} deployment={} workers={}/{} revision={}{}{}",
                  incident.incident_id, correlate::IncidentChangeName(change), incident.rule->id,
@@ -120,21 +118,15 @@ class FanoutSink final : public correlate::IncidentSink {
   bool changed = false;  // an incident was written since the last checkpoint
 
  private:
+  struct Mirrors final : public correlate::IncidentSink {
+    void OnIncident(correlate::IncidentChange change,
+                    const correlate::Incident& incident) override {
+      for (correlate::IncidentSink* sink : sinks_) sink->OnIncident(change, incident);
+    }
+    std::vector<correlate::IncidentSink*> sinks_;
+  };
   std::vector<correlate::IncidentSink*> sinks_;
-};
-
-// A source of lines living on the io_context (files now; sockets next).
-class LiveSource {
- public:
-  virtual ~LiveSource() = default;
-  virtual Status Start() = 0;
-  // Stops every pending wait; no callback runs after it.
-  virtual void Stop() = 0;
-  // Periodic work on the daemon's timer (partial-line ages, fallback polls).
-  virtual void Tick(int64_t now_us) = 0;
-  virtual void Rescan(int64_t now_us) = 0;
-  virtual void AppendCheckpoint(const Pipeline& pipeline,
-                                std::vector<source::SourceCheckpoint>* out) const = 0;
+  Mirrors mirrors_;
 };
 
 using RestoredSources = std::map<std::string, source::SourceCheckpoint>;
@@ -225,6 +217,9 @@ class FileSource final : public LiveSource, public source::TailerClient {
       cp.pieces = tailer_->PiecesFor(stream, cp.safe.offset);
     }
   }
+
+  std::string_view Type() const override { return "file"; }
+  size_t OpenStreams() const override { return tailer_->Streams().size(); }
 
   // True when one of this source's globs matches `stream`.
   bool Matches(const std::string& stream) const {
@@ -332,7 +327,35 @@ class Daemon {
       return kExitUsage;
     }
     jsonl_ = std::move(*jsonl);
-    fanout_.Add(jsonl_.get());
+    fanout_.Add(jsonl_.get(), /*mirrors_open=*/false);
+    fanout_.Add(&metrics_);
+    fanout_.Add(&incidents_);
+    // Alertmanager push (optional, sink/alertmanager.h): lives until Run()
+    // returns, so it stops with the io_context; a url change needs a restart.
+    std::unique_ptr<sink::AlertmanagerSink> alertmanager;
+    if (!config_.alertmanager.url.empty()) {
+      sink::AlertmanagerOptions options;
+      options.url = config_.alertmanager.url;
+      options.labels = config_.alertmanager.labels;
+      options.resend_interval_us = config_.alertmanager.resend_interval_us;
+      options.timeout_us = config_.alertmanager.timeout_us;
+      options.queue_size = config_.alertmanager.queue_size;
+      options.log = [](std::string_view line) { spdlog::warn("{}", line); };
+      auto created = sink::AlertmanagerSink::Create(io_, std::move(options), metrics_);
+      if (!created.ok()) {
+        spdlog::error("alertmanager: {}", created.status().message());
+        return kExitUsage;
+      }
+      alertmanager = std::move(*created);
+      fanout_.Add(alertmanager.get());
+      alertmanager->Start();
+      spdlog::info("alertmanager: pushing incidents to {}", config_.alertmanager.url);
+    }
+    metrics_.SetRulesLoaded(rules_->rules().size());
+    if (Status s = StartHttp(); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return kExitUsage;
+    }
     std::optional<source::Checkpoint> checkpoint;
     if (!config_.checkpoint_dir.empty()) {
       store_ = std::make_unique<source::CheckpointStore>(config_.checkpoint_dir);
@@ -344,7 +367,7 @@ class Daemon {
       if (loaded.ok()) {
         checkpoint = std::move(*loaded);
       } else if (loaded.status().code() != StatusCode::kNotFound) {
-        events_.checkpoints_ignored.fetch_add(1);
+        metrics_.CheckpointFailed();
         spdlog::warn("{}; ignored, starting from start_at", loaded.status().message());
       }
     } else {
@@ -354,6 +377,8 @@ class Daemon {
       spdlog::error("{}", s.message());
       return kExitUsage;
     }
+    api_.SetReady(true, "");
+    ReportSources();
     WaitForSignal();
     ScheduleAdvance();
     ScheduleRescan();
@@ -364,30 +389,42 @@ class Daemon {
     if (Status s = SdNotify("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
     io_.run();
     spdlog::info("stopped: {} lines, {} bytes, {} rotation(s), {} truncation(s), {} dropped",
-                 events_.lines.load(), events_.bytes.load(), events_.rotations.load(),
-                 events_.truncations.load(), events_.dropped.load());
+                 metrics_.lines(), metrics_.bytes(), metrics_.rotations(), metrics_.truncations(),
+                 metrics_.dropped());
     return kExitOk;
   }
 
  private:
+  // Binds the HTTP server first, so /healthz answers (and /readyz says
+  // "starting") while the sources are opened.
+  Status StartHttp() {
+    http::ServerOptions options;
+    options.listen = config_.http_listen;
+    http_ = std::make_unique<http::HttpServer>(io_, options, [this](const http::Request& request) {
+      return api_.Handle(request, WallNowMicros());
+    });
+    if (Status s = http_->Start(); !s.ok()) return s;
+    api_.SetServerStats(&http_->stats());
+    api_.SetReady(false, "opening sources");
+    spdlog::info("http: listening on {}", http_->local_address());
+    return OkStatus();
+  }
+
   Status StartEngine(const source::Checkpoint* checkpoint) {
-    for (const config::SourceConfig& source : config_.sources) {
-      if (source.type != config::SourceType::kFile) {
-        return InvalidArgumentError(
-            (config_.file.empty() ? std::string("source")
-                                  : config_.file + ":" + std::to_string(source.line)) +
-            ": sources of type " + std::string(config::SourceTypeName(source.type)) +
-            " are not served yet (file sources only)");
-      }
-    }
     engine_ = std::make_unique<Engine>();
     Pipeline::Options options;
     options.correlator.window_us = config_.correlation_window_us;  // 0: each rule's own
-    engine_->pipeline = std::make_unique<Pipeline>(rules_, options, events_, fanout_);
+    engine_->pipeline = std::make_unique<Pipeline>(rules_, options, metrics_, fanout_);
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {
+      if (source.type != config::SourceType::kFile) {  // tcp, unix, stdin: socket_source.h
+        engine_->sources.push_back(MakeSocketSource(
+            source,
+            {io_, *engine_->pipeline, metrics_, [this] { Wake(); }, [this] { EndOfInput(); }}));
+        continue;
+      }
       auto file = std::make_unique<FileSource>(io_, source, config_.tailer, *engine_->pipeline,
-                                               events_, engine_->restored, [this] { Wake(); });
+                                               metrics_, engine_->restored, [this] { Wake(); });
       files.push_back(file.get());
       engine_->sources.push_back(std::move(file));
     }
@@ -405,10 +442,11 @@ class Daemon {
         }
       }
       if (Status s = engine_->pipeline->RestoreState(checkpoint->pipeline_state); !s.ok()) {
-        events_.checkpoints_ignored.fetch_add(1);
+        metrics_.CheckpointFailed();
         spdlog::warn("checkpoint state not restored ({}); starting from start_at", s.message());
         return StartEngine(nullptr);
       }
+      fanout_.ReportRestored(*engine_->pipeline);
     }
     for (auto& source : engine_->sources) {
       if (Status s = source->Start(); !s.ok()) return s;
@@ -429,7 +467,7 @@ class Daemon {
   // no incident was written, the state is the last checkpoint's (an older
   // checkpoint stays a valid place to resume from), so it is not rebuilt.
   uint64_t Activity() const {
-    return events_.lines.load() + events_.rotations.load() + events_.truncations.load();
+    return metrics_.lines() + metrics_.rotations() + metrics_.truncations();
   }
 
   void SaveCheckpoint(bool force = false) {
@@ -439,9 +477,11 @@ class Daemon {
     fanout_.changed = false;
     if (!store_) return;
     if (Status s = store_->Save(Snapshot()); !s.ok()) {
-      events_.checkpoint_failures.fetch_add(1);
+      metrics_.CheckpointFailed();
       spdlog::error("checkpoint: {}", s.message());
+      return;
     }
+    metrics_.CheckpointSaved(WallNowMicros());
   }
 
   // Arms the advance timer; a handler of an earlier arming (cancelled, or
@@ -459,9 +499,16 @@ class Daemon {
       }
       for (auto& source : engine_->sources) source->Tick(now);
       engine_->pipeline->Advance(now);
+      incidents_.Prune(now);
       if (fanout_.changed) SaveCheckpoint();  // an incident was written: commit its lines
       ScheduleAdvance(now - last_activity_us_ < kBusyForUs ? kAdvanceEvery : kQuietAdvanceEvery);
     });
+  }
+
+  void ReportSources() {
+    std::map<std::string_view, size_t> open;
+    for (auto& source : engine_->sources) open[source->Type()] += source->OpenStreams();
+    for (const auto& [type, count] : open) metrics_.SetSourcesOpen(type, count);
   }
 
   // A source read something: on the quiet cadence, advance at the next tick.
@@ -475,6 +522,7 @@ class Daemon {
       if (ec || stopping_) return;
       int64_t now = WallNowMicros();
       for (auto& source : engine_->sources) source->Rescan(now);
+      ReportSources();
       ScheduleRescan();
     });
   }
@@ -503,9 +551,22 @@ class Daemon {
     });
   }
 
+  // stdin reached its end. As its only source, the daemon has read its whole
+  // input: every incident is decided and closed (as replay does), then it stops.
+  void EndOfInput() {
+    if (config_.sources.size() != 1 || stopping_) {
+      spdlog::info("stdin: end of input");
+      return;
+    }
+    spdlog::info("stdin: end of input; deciding what is pending and stopping");
+    engine_->pipeline->Finish();
+    Shutdown();
+  }
+
   void Shutdown() {
     if (Status s = SdNotify("STOPPING=1"); !s.ok()) spdlog::warn("{}", s.message());
     stopping_ = true;
+    http_->Stop();
     for (auto& source : engine_->sources) source->Stop();
     engine_->pipeline->Advance(WallNowMicros());
     SaveCheckpoint(/*force=*/true);
@@ -523,23 +584,26 @@ class Daemon {
     if (!config_.file.empty()) {
       auto loaded = config::LoadConfigFile(config_.file);
       if (!loaded.ok()) {
-        events_.reload_failures.fetch_add(1);
+        metrics_.RuleReloadFailed();
         spdlog::error("reload: {}; keeping the running config and rules",
                       loaded.status().message());
         return;
       }
       next = std::move(*loaded);
       if (next.checkpoint_dir != config_.checkpoint_dir ||
-          next.incidents_path != config_.incidents_path) {
-        spdlog::warn("reload: checkpoint_dir and incidents.path changes need a restart; kept");
+          next.incidents_path != config_.incidents_path ||
+          next.http_listen != config_.http_listen) {
+        spdlog::warn(
+            "reload: checkpoint_dir, incidents.path and http.listen changes need a restart; kept");
         next.checkpoint_dir = config_.checkpoint_dir;
         next.incidents_path = config_.incidents_path;
+        next.http_listen = config_.http_listen;
       }
     }
     auto rules =
         next.rules_dir.empty() ? rules::LoadEmbeddedRules() : rules::LoadRuleDir(next.rules_dir);
     if (!rules.ok()) {
-      events_.reload_failures.fetch_add(1);
+      metrics_.RuleReloadFailed();
       spdlog::error("reload: rules: {}; keeping the running rules", rules.status().message());
       return;
     }
@@ -551,10 +615,11 @@ class Daemon {
     config_ = std::move(next);
     rules_ = std::move(*rules);
     if (Status s = StartEngine(&snapshot); !s.ok()) {
-      events_.reload_failures.fetch_add(1);
+      metrics_.RuleReloadFailed();
       spdlog::error("reload: {}", s.message());
     }
     asio::post(io_, [this] { retired_.clear(); });
+    metrics_.SetRulesLoaded(rules_->rules().size());
     spdlog::info("reloaded: {} rule(s)", rules_->rules().size());
   }
 
@@ -565,7 +630,10 @@ class Daemon {
   asio::steady_timer advance_timer_;
   asio::steady_timer rescan_timer_;
   asio::steady_timer checkpoint_timer_;
-  DaemonEvents events_;
+  sink::Metrics metrics_{FINGERPRINTD_VERSION};
+  sink::IncidentStore incidents_{metrics_};
+  http::Api api_{metrics_, incidents_, FINGERPRINTD_VERSION};
+  std::unique_ptr<http::HttpServer> http_;
   FanoutSink fanout_;
   std::unique_ptr<sink::JsonlIncidentSink> jsonl_;
   std::unique_ptr<source::CheckpointStore> store_;
@@ -644,11 +712,13 @@ void AddRunCommands(CLI::App& app, RunCommands* commands) {
   run->add_option("--checkpoint-dir", flags.checkpoint_dir,
                   "Keep checkpoints here (resume after a restart)");
   run->add_option("--incidents", flags.incidents, "JSONL incident log: - (stdout) or a file");
+  run->add_option("--http", flags.http,
+                  "HTTP listen address (default 127.0.0.1:9464; port 0 = any free port)");
   run->add_option("--start-at", flags.start_at, "For files never seen: end or beginning")
       ->check(CLI::IsMember({"end", "beginning"}));
   run->add_option("--input-format", flags.format,
                   "Envelope: auto, plain, cri, docker, journald, compose");
-  run->add_option("paths", flags.paths, "Files or globs (`**` allowed)");
+  run->add_option("paths", flags.paths, "Files or globs (`**` allowed), or - for stdin");
   commands->run = run;
 
   CLI::App* config_cmd = app.add_subcommand("config", "Check a daemon config");

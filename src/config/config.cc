@@ -11,6 +11,7 @@
 #include "fingerprintd/source.h"
 #include "http/http_server.h"
 #include "sink/alertmanager.h"
+#include "source/socket_framing.h"
 
 namespace fingerprintd::config {
 
@@ -48,7 +49,6 @@ Status CheckListenAddress(const std::string& address) {
   return OkStatus();
 }
 
-std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
 Status CheckLoopbackOrAllowed(const std::string& address, bool allow_remote) {
   std::string host;
   uint16_t port = 0;
@@ -60,6 +60,7 @@ Status CheckLoopbackOrAllowed(const std::string& address, bool allow_remote) {
                               "accept connections from other hosts");
 }
 
+std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
                               const RE2* deployment_from, const std::string& path) {
   return source::DeploymentForPath(labels, deployment_from, path, path);
 }
@@ -145,6 +146,72 @@ Status ParseFraming(const YamlErrors& errors, const YAML::Node& node, const std:
   return OkStatus();
 }
 
+// The keys tcp, unix and stdin sources share (framing, limits, jsonl fields);
+// the caller checked which keys its type allows.
+Status ParseStreamSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
+                         SourceConfig* out) {
+  if (Status s = ParseFraming(errors, node, where, out); !s.ok()) return s;
+  if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
+  for (const auto& [key, value] : out->labels) {
+    if (Status s = CheckLabelKey(errors, node["labels"], FieldName(where, "labels"), key); !s.ok())
+      return s;
+  }
+  if (Status s = GetUint(errors, node, where, "max_connections", 1'000'000, &out->max_connections);
+      !s.ok())
+    return s;
+  if (out->max_connections == 0) {
+    return errors.Error(node["max_connections"], FieldName(where, "max_connections"),
+                        "must be > 0");
+  }
+  if (Status s = GetDuration(errors, node, where, "idle_timeout", &out->idle_timeout_us); !s.ok())
+    return s;
+  if (Status s =
+          GetUint(errors, node, where, "max_line_bytes", kMaxLineBytesCap, &out->max_line_bytes);
+      !s.ok())
+    return s;
+  if (out->max_line_bytes < 1024) {
+    return errors.Error(node["max_line_bytes"], FieldName(where, "max_line_bytes"),
+                        "must be at least 1024");
+  }
+  if (Status s = GetUint(errors, node, where, "max_streams", 1'000'000, &out->max_streams); !s.ok())
+    return s;
+  if (out->max_streams == 0) {
+    return errors.Error(node["max_streams"], FieldName(where, "max_streams"), "must be > 0");
+  }
+  if (Status s = GetStringList(errors, node, where, "text_fields", false, &out->text_fields);
+      !s.ok())
+    return s;
+  if (Status s = GetStringMap(errors, node, where, "label_fields", &out->label_fields); !s.ok())
+    return s;
+  source::StreamLabel label;
+  for (const auto& [key, field] : out->label_fields) {
+    if (!source::ParseStreamLabel(key, &label)) {
+      return errors.Error(
+          node["label_fields"], FieldName(where, "label_fields"),
+          "unknown label '" + key + "' (deployment, namespace, pod, container, file or stream)");
+    }
+  }
+  if (Status s = GetString(errors, node, where, "deployment_field", false, &out->deployment_field);
+      !s.ok())
+    return s;
+  if (!source::ParseStreamLabel(out->deployment_field, &label) ||
+      label == source::StreamLabel::kDeployment) {
+    return errors.Error(
+        node["deployment_field"], FieldName(where, "deployment_field"),
+        "expected namespace, pod, container, file or stream, got '" + out->deployment_field + "'");
+  }
+  if (Status s = GetString(errors, node, where, "deployment_from", false, &out->deployment_from);
+      !s.ok())
+    return s;
+  if (!out->deployment_from.empty()) {
+    std::string problem = DeploymentFromProblem(out->deployment_from);
+    if (!problem.empty()) {
+      return errors.Error(node["deployment_from"], FieldName(where, "deployment_from"), problem);
+    }
+  }
+  return OkStatus();
+}
+
 Status ParseSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
                    SourceConfig* out) {
   if (!node.IsMap()) return errors.Error(node, where, "expected a mapping");
@@ -157,34 +224,62 @@ Status ParseSource(const YamlErrors& errors, const YAML::Node& node, const std::
   }
   if (type == "tcp") {
     out->type = SourceType::kTcp;
-    if (Status s = CheckKeys(errors, node, where, {"type", "listen", "framing", "labels"}); !s.ok())
+    if (Status s =
+            CheckKeys(errors, node, where,
+                      {"type", "listen", "allow_remote", "framing", "labels", "max_connections",
+                       "idle_timeout", "max_line_bytes", "max_streams", "text_fields",
+                       "label_fields", "deployment_from", "deployment_field"});
+        !s.ok())
       return s;
     out->listen = "127.0.0.1:5170";
     if (Status s = GetString(errors, node, where, "listen", false, &out->listen); !s.ok()) return s;
+    if (Status s = GetBool(errors, node, where, "allow_remote", &out->allow_remote); !s.ok())
+      return s;
     if (Status s = CheckListenAddress(out->listen); !s.ok()) {
       return errors.Error(node["listen"], FieldName(where, "listen"), s.message());
     }
-    if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
-    return ParseFraming(errors, node, where, out);
+    if (Status s = CheckLoopbackOrAllowed(out->listen, out->allow_remote); !s.ok()) {
+      return errors.Error(node["listen"], FieldName(where, "listen"), s.message());
+    }
+    return ParseStreamSource(errors, node, where, out);
   }
   if (type == "unix") {
     out->type = SourceType::kUnix;
-    if (Status s = CheckKeys(errors, node, where, {"type", "path", "framing", "labels"}); !s.ok())
+    if (Status s = CheckKeys(errors, node, where,
+                             {"type", "path", "mode", "framing", "labels", "max_connections",
+                              "idle_timeout", "max_line_bytes", "max_streams", "text_fields",
+                              "label_fields", "deployment_from", "deployment_field"});
+        !s.ok())
       return s;
     if (Status s = GetString(errors, node, where, "path", true, &out->path); !s.ok()) return s;
-    if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
-    return ParseFraming(errors, node, where, out);
+    if (out->path.empty())
+      return errors.Error(node["path"], FieldName(where, "path"), "empty path");
+    std::string mode;
+    if (Status s = GetString(errors, node, where, "mode", false, &mode); !s.ok()) return s;
+    if (!mode.empty()) {
+      if (!RE2::FullMatch(mode, "0?[0-7]{3}")) {
+        return errors.Error(node["mode"], FieldName(where, "mode"),
+                            "expected an octal file mode such as \"0660\", got '" + mode + "'");
+      }
+      out->mode = static_cast<uint32_t>(std::stoul(mode, nullptr, 8));
+    }
+    return ParseStreamSource(errors, node, where, out);
   }
   if (type == "stdin") {
     out->type = SourceType::kStdin;
-    if (Status s = CheckKeys(errors, node, where, {"type", "format", "labels"}); !s.ok()) return s;
+    if (Status s =
+            CheckKeys(errors, node, where,
+                      {"type", "format", "framing", "labels", "max_line_bytes", "text_fields",
+                       "label_fields", "deployment_from", "deployment_field"});
+        !s.ok())
+      return s;
     std::string format = "auto";
     if (Status s = GetString(errors, node, where, "format", false, &format); !s.ok()) return s;
     if (!parse::ParseEnvelopeName(format, &out->format)) {
       return errors.Error(node["format"], FieldName(where, "format"),
                           "expected auto, plain, cri, docker, journald or compose");
     }
-    return GetStringMap(errors, node, where, "labels", &out->labels);
+    return ParseStreamSource(errors, node, where, out);
   }
   return errors.Error(node["type"], FieldName(where, "type"),
                       "expected file, tcp, unix or stdin, got '" + type + "'");
@@ -318,7 +413,12 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
   if (http.IsMap()) {
     if (Status s = GetString(errors, http, "http", "listen", false, &out->http_listen); !s.ok())
       return s;
+    if (Status s = GetBool(errors, http, "http", "allow_remote", &out->http_allow_remote); !s.ok())
+      return s;
     if (Status s = CheckListenAddress(out->http_listen); !s.ok()) {
+      return errors.Error(http["listen"], "http.listen", s.message());
+    }
+    if (Status s = CheckLoopbackOrAllowed(out->http_listen, out->http_allow_remote); !s.ok()) {
       return errors.Error(http["listen"], "http.listen", s.message());
     }
   }
@@ -385,6 +485,14 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
   DaemonConfig config;
   config.rules_dir = flags.rules_dir;
   config.checkpoint_dir = flags.checkpoint_dir;
+  if (!flags.http.empty()) {
+    if (Status s = CheckListenAddress(flags.http); !s.ok()) {
+      return InvalidArgumentError("--http: " + s.message());
+    }
+    // A flag typed by hand is explicit enough: `--http 0.0.0.0:9464` is allowed.
+    config.http_listen = flags.http;
+    config.http_allow_remote = true;
+  }
   config.incidents_path = flags.incidents.empty() ? "-" : flags.incidents;
   SourceConfig source;
   if (flags.paths.empty()) return InvalidArgumentError("PATH-OR-GLOB: at least one is needed");
@@ -414,14 +522,9 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
     if (!problem.empty()) return InvalidArgumentError("--deployment-from: " + problem);
     source.deployment_from = flags.deployment_from;
   }
-    if (Status s = GetBool(errors, http, "http", "allow_remote", &out->http_allow_remote); !s.ok())
-      return s;
   if (flags.start_at == "end") {
     source.start_at = StartAt::kEnd;
   } else if (flags.start_at == "beginning") {
-    if (Status s = CheckLoopbackOrAllowed(out->http_listen, out->http_allow_remote); !s.ok()) {
-      return errors.Error(http["listen"], "http.listen", s.message());
-    }
     source.start_at = StartAt::kBeginning;
   } else {
     return InvalidArgumentError("--start-at: expected end or beginning, got '" + flags.start_at +
@@ -436,11 +539,3 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
 }
 
 }  // namespace fingerprintd::config
-  if (!flags.http.empty()) {
-    if (Status s = CheckListenAddress(flags.http); !s.ok()) {
-      return InvalidArgumentError("--http: " + s.message());
-    }
-    // A flag typed by hand is explicit enough: `--http 0.0.0.0:9464` is allowed.
-    config.http_listen = flags.http;
-    config.http_allow_remote = true;
-  }

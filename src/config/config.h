@@ -13,12 +13,28 @@
 //       start_at: end                      # end | beginning, for files never seen before
 //       labels: {deployment: llama-70b}    # static labels
 //       deployment_from: '/var/log/pods/[^_]+_([^_]+)-[0-9a-z]+-[0-9a-z]+_'
-//     - type: tcp                          # parsed and checked; served by issue 10
+//     - type: tcp                          # daemon/socket_source.h
 //       listen: 127.0.0.1:5170             # default 127.0.0.1:5170
+//       allow_remote: false                # true: a non-loopback listen address is allowed
 //       framing: lines                     # lines | jsonl
-//     - type: unix
-//       path: /run/fingerprintd/ingest.sock
+//       labels: {deployment: llama-70b}    # static labels
+//       max_connections: 1024              # beyond: refused, counted
+//       idle_timeout: 5m                   # a connection without a byte, a stream without a
+//                                          # line, for this long is closed / ended
+//       max_line_bytes: 1048576            # longer lines are truncated and counted
+//       max_streams: 1024                  # streams per connection; beyond: the oldest ends
+//       text_fields: [log, message]        # jsonl: the log text, first present wins
+//       label_fields: {pod: kubernetes.pod_name}   # jsonl: a label's field (dotted path);
+//                                          # labels: deployment namespace pod container file stream
+//       deployment_from: '^(.+)-[0-9a-f]+-[0-9a-z]{5}$'   # jsonl: captures over deployment_field
+//       deployment_field: pod              # namespace | pod | container | file
+//     - type: unix                         # the same keys, path instead of listen
+//       path: /run/fingerprintd/ingest.sock   # a stale socket file is replaced; removed on stop
+//       mode: "0660"                       # the socket file's mode
 //       framing: jsonl
+//     - type: stdin                        # `fingerprintd run -`: format, labels, framing,
+//       format: auto                       # max_line_bytes and the jsonl keys; its end stops
+//                                          # the daemon when it is the only source
 //   checkpoint_dir: /var/lib/fingerprintd   # default: none (no checkpoints; warned)
 //   checkpoint_interval: 5s
 //   http: {listen: 127.0.0.1:9464}       # + allow_remote: true to listen beyond loopback
@@ -78,10 +94,19 @@ struct SourceConfig {
   StartAt start_at = StartAt::kEnd;
   std::map<std::string, std::string> labels;
   std::string deployment_from;  // RE2 with at least one capture group
-  // tcp / unix
+  // tcp / unix / stdin (deployment_from and labels above apply too)
   std::string listen;             // tcp: host:port
+  bool allow_remote = false;      // tcp: a non-loopback listen address needs it
   std::string path;               // unix: socket path
+  uint32_t mode = 0660;           // unix: the socket file's mode
   std::string framing = "lines";  // lines | jsonl
+  uint64_t max_connections = 1024;
+  int64_t idle_timeout_us = 300'000'000;
+  uint64_t max_line_bytes = 1 << 20;
+  uint64_t max_streams = 1024;                      // per connection
+  std::vector<std::string> text_fields;             // jsonl; empty = log, message
+  std::map<std::string, std::string> label_fields;  // jsonl: label -> dotted field path
+  std::string deployment_field = "pod";             // the label deployment_from reads
 };
 
 struct TailerConfig {
@@ -109,6 +134,7 @@ struct DaemonConfig {
   std::string checkpoint_dir;  // "" = no checkpoints
   int64_t checkpoint_interval_us = 5'000'000;
   std::string http_listen = "127.0.0.1:9464";
+  bool http_allow_remote = false;  // a non-loopback http.listen needs it
   std::string incidents_path = "-";
   AlertmanagerConfig alertmanager;
   int64_t correlation_window_us = 0;  // 0 = each rule's window
@@ -131,10 +157,10 @@ struct RunFlags {
   std::string incidents = "-";
   std::string start_at = "end";
   std::string format = "auto";
+  std::string http;  // "" = the default listen address
   std::vector<std::string> paths;
 };
 // Builds the one-source config; errors name the flag (`--label: ...`).
-  bool http_allow_remote = false;  // a non-loopback http.listen needs it
 StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags);
 
 // The deployment of a tailed file, as replay names it: the `deployment`
@@ -147,9 +173,8 @@ std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
 
 // "127.0.0.1:9464", "[::1]:9464", "localhost:0" -> ok; the rest: a reason.
 Status CheckListenAddress(const std::string& address);
-
-}  // namespace fingerprintd::config
-  std::string http;  // "" = the default listen address
 // A listener beyond loopback (0.0.0.0, a node IP, a host name) only with the
 // explicit `allow_remote: true` beside it; the error says so.
 Status CheckLoopbackOrAllowed(const std::string& address, bool allow_remote);
+
+}  // namespace fingerprintd::config

@@ -600,7 +600,8 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     s.clocks.assign(1, {s.next.line, s.floor, s.ticked});
     s.seq = r.seq;
     s.reported = r.reported;
-    if (r.ended) {
+    // A transient source (a socket stream) never resumes: its connection is gone.
+    if (r.ended || r.spec.transient) {
       s.parser.reset();
       s.engine.reset();
       s.tap.reset();

@@ -239,5 +239,70 @@ TEST(ConfigTest, ListenAddressesAcceptHostPortForms) {
   EXPECT_FALSE(CheckListenAddress("127.0.0.1:70000").ok());
 }
 
+TEST(ConfigTest, SocketSourcesTakeLimitsAndJsonFields) {
+  auto config = ParseConfig("f.yaml", R"(sources:
+  - type: tcp
+    listen: 0.0.0.0:5170
+    allow_remote: true
+    framing: jsonl
+    labels: {cluster: prod}
+    max_connections: 64
+    idle_timeout: 30s
+    max_line_bytes: 65536
+    max_streams: 16
+    text_fields: [msg, log]
+    label_fields: {deployment: kubernetes.labels.app, pod: k8s.pod}
+    deployment_from: '^(.+)-[0-9a-f]+-[0-9a-z]{5}$'
+    deployment_field: pod
+  - {type: unix, path: /run/x.sock, mode: "0600"}
+  - {type: stdin, framing: jsonl}
+)");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const SourceConfig& tcp = config->sources[0];
+  EXPECT_TRUE(tcp.allow_remote);
+  EXPECT_EQ(tcp.max_connections, 64u);
+  EXPECT_EQ(tcp.idle_timeout_us, 30'000'000);
+  EXPECT_EQ(tcp.max_line_bytes, 65536u);
+  EXPECT_EQ(tcp.max_streams, 16u);
+  EXPECT_EQ(tcp.text_fields, (std::vector<std::string>{"msg", "log"}));
+  EXPECT_EQ(tcp.label_fields.at("deployment"), "kubernetes.labels.app");
+  EXPECT_EQ(tcp.labels.at("cluster"), "prod");
+  EXPECT_EQ(config->sources[1].mode, 0600u);
+  EXPECT_EQ(config->sources[1].max_connections, 1024u);  // the defaults
+  EXPECT_EQ(config->sources[2].framing, "jsonl");
+}
+
+TEST(ConfigTest, SocketSourcesDefaultToLoopbackAndMode0660) {
+  auto config = ParseConfig("f.yaml", "sources: [{type: tcp}, {type: unix, path: /run/x.sock}]\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->sources[0].listen, "127.0.0.1:5170");
+  EXPECT_FALSE(config->sources[0].allow_remote);
+  EXPECT_EQ(config->sources[1].mode, 0660u);
+  EXPECT_EQ(config->sources[1].framing, "lines");
+}
+
+TEST(ConfigTest, BadSocketSourceValuesAreErrorsNamingTheKey) {
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, listen: '0.0.0.0:5170'}\n"),
+              HasSubstr("f.yaml:2: sources[0].listen: '0.0.0.0:5170' listens beyond loopback"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, max_connections: 0}\n"),
+              HasSubstr("f.yaml:2: sources[0].max_connections: must be > 0"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, max_line_bytes: 10}\n"),
+              HasSubstr("f.yaml:2: sources[0].max_line_bytes: must be at least 1024"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, idle_timeout: soon}\n"),
+              HasSubstr("f.yaml:2: sources[0].idle_timeout:"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, label_fields: {node: host}}\n"),
+              HasSubstr("f.yaml:2: sources[0].label_fields: unknown label 'node'"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, deployment_field: deployment}\n"),
+              HasSubstr("f.yaml:2: sources[0].deployment_field: expected namespace, pod"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, deployment_from: 'no-group'}\n"),
+              HasSubstr("f.yaml:2: sources[0].deployment_from: needs a capture group"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: unix, path: /x.sock, mode: rw}\n"),
+              HasSubstr("f.yaml:2: sources[0].mode: expected an octal file mode"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: unix, path: /x.sock, listen: '127.0.0.1:1'}\n"),
+              HasSubstr("f.yaml:2: sources[0].listen"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: stdin, max_connections: 2}\n"),
+              HasSubstr("f.yaml:2: sources[0].max_connections"));
+}
+
 }  // namespace
 }  // namespace fingerprintd::config

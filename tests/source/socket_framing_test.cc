@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "testing/counting_events.h"
@@ -223,6 +224,166 @@ TEST(SocketFramingTest, RandomBytesAsJsonlAreCountedNeverACrash) {
   }
   EXPECT_GT(events.Dropped(DropReason::kInvalidJson), 100u);
   EXPECT_EQ(lines, 0u);
+}
+
+// The oracle for the jsonl scanner: nlohmann's DOM, each dotted path walked
+// through objects, the first path holding a string winning.
+JsonResult OracleDecode(std::string_view line, const JsonFields& fields, std::string* text,
+                        StreamLabels* labels) {
+  text->clear();
+  for (std::string& l : *labels) l.clear();
+  nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return JsonResult::kInvalidJson;
+  auto first = [&](const std::vector<std::string>& paths, std::string* out) {
+    for (const std::string& path : paths) {
+      const nlohmann::json* j = &doc;
+      for (size_t start = 0; j != nullptr;) {
+        const size_t dot = path.find('.', start);
+        const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
+        auto it = j->is_object() ? j->find(key) : j->end();
+        j = it == j->end() ? nullptr : &*it;
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+      }
+      if (j != nullptr && j->is_string()) {
+        *out = j->get<std::string>();
+        return true;
+      }
+    }
+    return false;
+  };
+  const bool has_text = first(fields.text, text);
+  for (size_t i = 0; i < kStreamLabelCount; ++i) first(fields.labels[i], &(*labels)[i]);
+  return has_text ? JsonResult::kOk : JsonResult::kNoTextField;
+}
+
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+// Random JSON records: the wanted keys among others, nested objects and
+// arrays, every escape, raw multi-byte UTF-8, random spacing.
+class RecordGenerator {
+ public:
+  explicit RecordGenerator(uint32_t seed) : rng_(seed) {}
+
+  std::string Record() { return Object(0); }
+
+  // Deletes, inserts or duplicates a few bytes, or cuts the record.
+  std::string Mutate(std::string s) {
+    static const char kBytes[] = "{}[]\",:\\ x0-.eu";
+    const int n = 1 + static_cast<int>(rng_() % 3);
+    for (int i = 0; i < n && !s.empty(); ++i) {
+      const size_t at = rng_() % s.size();
+      switch (rng_() % 4) {
+        case 0:
+          s.erase(at, 1);
+          break;
+        case 1:
+          s.insert(at, 1, kBytes[rng_() % (sizeof(kBytes) - 1)]);
+          break;
+        case 2:
+          s.insert(at, s.substr(at, rng_() % 8));
+          break;
+        default:
+          s.resize(at);
+          break;
+      }
+    }
+    return s;
+  }
+
+ private:
+  std::string Space() {
+    static const char* kSpaces[] = {"", "", "", " ", "\t", "  ", "\r\n"};
+    return kSpaces[rng_() % 7];
+  }
+  std::string String() {
+    static const char* kPieces[] = {
+        "a",       "b",         "Z",    " ",   "é",   "€",   "😀",       "\\n",     "\\t",
+        "\\r",     "\\\"",      "\\\\", "\\/", "\\b", "\\f", "\\u00e9", "\\u20AC", "\\ud83d\\ude00",
+        "\\u0000", "Traceback", "."};
+    std::string out = "\"";
+    const size_t n = rng_() % 8;
+    for (size_t i = 0; i < n; ++i) out += kPieces[rng_() % 21];
+    return out + "\"";
+  }
+  std::string Value(int depth) {
+    switch (rng_() % (depth < 3 ? 8 : 6)) {
+      case 0:
+      case 1:
+      case 2:
+        return String();
+      case 3:
+        return std::to_string(static_cast<int>(rng_() % 2000) - 1000) +
+               (rng_() % 3 == 0 ? ".25e-3" : "");
+      case 4: {
+        static const char* kLiterals[] = {"true", "false", "null"};
+        return kLiterals[rng_() % 3];
+      }
+      case 5:
+        return Array(depth);
+      default:
+        return Object(depth + 1);
+    }
+  }
+  std::string Array(int depth) {
+    std::string out = "[" + Space();
+    const size_t n = rng_() % 3;
+    for (size_t i = 0; i < n; ++i) out += (i ? "," : "") + Space() + Value(depth + 1) + Space();
+    return out + "]";
+  }
+  std::string Object(int depth) {
+    static const char* kKeys[] = {
+        "log",        "message",  "pod",           "namespace",      "container",  "file", "stream",
+        "kubernetes", "pod_name", "pod_namespace", "container_name", "deployment", "x",    ""};
+    std::vector<const char*> keys(std::begin(kKeys), std::end(kKeys));
+    std::shuffle(keys.begin(), keys.end(), rng_);
+    keys.resize(rng_() % 6);  // distinct keys: a DOM keeps only one of two equal keys
+    std::string out = "{" + Space();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      out += (i ? "," : "") + Space() + "\"" + keys[i] + "\"" + Space() + ":" + Space() +
+             Value(depth) + Space();
+    }
+    return out + "}";
+  }
+
+  std::mt19937 rng_;
+};
+
+TEST(SocketFramingTest, TheJsonScannerAgreesWithNlohmannsDomOnRandomAndMutatedRecords) {
+  JsonFields fields = JsonFields::Defaults();
+  fields.text = {"log", "message", "kubernetes.x"};
+  RecordGenerator gen(20261130);
+  int compared = 0, invalid = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string record = gen.Record();
+    if (i % 2 == 1) record = gen.Mutate(record);
+    std::string text, oracle_text;
+    StreamLabels labels, oracle_labels;
+    const JsonResult got = DecodeJsonLine(record, fields, &text, &labels);
+    if (!ValidUtf8(record)) continue;  // the scanner passes bytes on; the DOM refuses them
+    const JsonResult want = OracleDecode(record, fields, &oracle_text, &oracle_labels);
+    ASSERT_EQ(got, want) << record;
+    if (got != JsonResult::kInvalidJson) {
+      ASSERT_EQ(text, oracle_text) << record;
+      ASSERT_EQ(labels, oracle_labels) << record;
+    }
+    ++compared;
+    invalid += got == JsonResult::kInvalidJson;
+  }
+  EXPECT_GT(compared, 15000);
+  EXPECT_GT(invalid, 3000);  // the mutations reach the error paths
 }
 
 TEST(SocketFramingTest, AnOverLongJsonLineIsCutAndCounted) {

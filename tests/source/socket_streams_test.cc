@@ -119,6 +119,20 @@ TEST_F(SocketStreamsTest, AFreshSourceUnderARecycledNameStartsAtLineZero) {
   second.EndAll();
 }
 
+TEST_F(SocketStreamsTest, AStreamStillOpenAtASaveIsEndedAndForgottenAfterTheRestore) {
+  // A reload or restart cannot resume a connection: its streams end.
+  SocketStreams streams(options_, 0, pipeline_, events_);
+  streams.Feed("INFO 03-04 10:15:19 [core.py:61] hello", Labels("ns", "a"), kNow);
+  const std::string state = pipeline_.SaveState();
+  streams.EndAll();
+  correlate::LatestIncidents sink;
+  Pipeline restored(testing::EmbeddedRules(), Pipeline::Options(), events_, sink);
+  ASSERT_TRUE(restored.RestoreState(state).ok());
+  EXPECT_EQ(restored.source_count(), 1u);
+  restored.Advance(kNow + kSecond);
+  EXPECT_EQ(restored.source_count(), 0u);
+}
+
 TEST_F(SocketStreamsTest, StreamsBeyondMaxStreamsEndTheOldestAndCountIt) {
   options_.max_streams = 2;
   SocketStreams streams(options_, 0, pipeline_, events_);

@@ -1,0 +1,39 @@
+// LiveSource: a source of lines living on the daemon's io_context — the file
+// tailer (FileSource in run.cc) and the socket and stdin sources
+// (socket_source.h). The daemon starts each, calls Tick and Rescan from its
+// timers, collects checkpoints and stops them on SIGTERM or before a reload.
+//
+// Threading: every call on the io_context's one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "fingerprintd/pipeline.h"
+#include "fingerprintd/status.h"
+#include "source/checkpoint_store.h"
+
+namespace fingerprintd::daemon {
+
+class LiveSource {
+ public:
+  virtual ~LiveSource() = default;
+  // Opens what the source reads (files, a listening socket); an error names it.
+  virtual Status Start() = 0;
+  // Stops every pending wait; no callback runs after it.
+  virtual void Stop() = 0;
+  // Periodic work on the daemon's timer (partial-line ages, fallback polls, idle timeouts).
+  virtual void Tick(int64_t now_us) = 0;
+  virtual void Rescan(int64_t now_us) = 0;
+  // What a restart needs to resume this source (nothing for a socket).
+  virtual void AppendCheckpoint(const Pipeline& pipeline,
+                                std::vector<source::SourceCheckpoint>* out) const = 0;
+  // "file", "tcp", ...: the type label of fingerprintd_sources_open.
+  virtual std::string_view Type() const = 0;
+  // Streams being read now (files open, connections' streams).
+  virtual size_t OpenStreams() const = 0;
+};
+
+}  // namespace fingerprintd::daemon

@@ -48,6 +48,7 @@ show_new_incidents() {
       "$(field rule "$line")" "$(field confidence "$line")" "$(field class "$line")" \
       "$(field deployment "$line")" "$(number affected "$workers")" \
       "$(number expected "$workers")" "$(number revision "$line")"
+    show_metrics "$(field deployment "$line")" "$(field rule "$line")"
   done <"$tmp/incidents.jsonl"
   shown=$n
 }
@@ -61,11 +62,14 @@ http_get() {
   exec {fd}<&-
 }
 
-# The /metrics lines of the failed ranks and the incidents counted.
+# The /metrics lines of one deployment's rule: its failed ranks (what
+# Prometheus alerts on), its expected workers, its incidents counted.
 show_metrics() {
-  echo "  GET /metrics (the series Prometheus alerts on):"
+  local deployment=$1 rule=$2
+  echo "           GET /metrics:"
   http_get /metrics | grep -E '^fingerprintd_(worker_failures|incident_expected_workers|incidents_total)\{' |
-    grep -v ' 0$' | sed 's/^/    /'
+    grep -F "rule=\"$rule\"" | grep -E "deployment=\"$deployment\"|^fingerprintd_incidents_total" |
+    grep -v ' 0$' | sed 's/^/             /'
 }
 
 start_ns=$(date +%s%N)
@@ -114,7 +118,6 @@ for _ in $(seq 200); do
   kill -0 "$daemon" 2>/dev/null || break
   sleep 0.1
 done
-show_metrics
 kill -TERM "$daemon"
 wait "$daemon" || true
 daemon=""

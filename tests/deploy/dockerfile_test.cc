@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "deploy/shell.h"
 #include "testing/cli_runner.h"
 #include "testing/run_harness.h"
 
@@ -95,18 +96,14 @@ TEST(DockerfileTest, BuildPackagesAreInstallDepsListWithoutTheTestOnlyOnes) {
 }
 
 TEST(DockerfileTest, RuntimePackagesAreExactlyThoseOfTheLibrariesTheBinaryLinks) {
-  CommandResult owners;
   // dpkg knows a library by the path its package ships, which on a merged-/usr
   // system is either ldd's (/lib/...) or the resolved one (/usr/lib/...).
   const std::string command =
       "for f in $(ldd " + std::string(FINGERPRINTD_BINARY) +
       " | awk '$3 ~ /^\\// {print $3}'); do dpkg-query -S \"$f\" 2>/dev/null ||"
       " dpkg-query -S \"$(readlink -f \"$f\")\"; done | cut -d: -f1 | sort -u";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) owners.out.append(buffer, n);
-  ASSERT_EQ(pclose(pipe), 0) << owners.out;
+  CommandResult owners = Shell(command);
+  ASSERT_EQ(owners.exit_code, 0) << owners.out;
   std::set<std::string> linked = Words(owners.out);
   ASSERT_THAT(linked, ::testing::Contains("libre2-9"));
   EXPECT_EQ(AptInstall(1), linked);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "deploy/shell.h"
 #include "fingerprintd/source.h"
 #include "testing/cli_runner.h"
 #include "testing/replay_harness.h"
@@ -25,19 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::Contains;
 using ::testing::HasSubstr;
-
-// `command` through the shell, stdout and stderr together.
-CommandResult Shell(const std::string& command) {
-  CommandResult run;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
 
 std::string K8sDir() { return SourceDir() + "/deploy/k8s"; }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 
+#include "deploy/shell.h"
 #include "testing/cli_runner.h"
 #include "testing/run_harness.h"
 
@@ -46,7 +47,7 @@ std::map<std::string, std::string> UnitKeys(const std::string& text) {
 class SystemdUnitTest : public CliTest {};
 
 TEST_F(SystemdUnitTest, SystemdAnalyzeVerifyAcceptsBothUnits) {
-  if (std::system("command -v systemd-analyze >/dev/null 2>&1") != 0) {
+  if (Shell("command -v systemd-analyze").exit_code != 0) {
     GTEST_SKIP()
         << "systemd-analyze is not installed (package systemd): the units are not verified";
   }
@@ -58,18 +59,12 @@ TEST_F(SystemdUnitTest, SystemdAnalyzeVerifyAcceptsBothUnits) {
   }
   std::ofstream(dir_ / "fingerprintd.service") << unit;
   fs::copy_file(UnitDir() + "/vllm.service", dir_ / "vllm.service");
-  std::string command = "cd " + Quoted(dir_) +
-                        " && systemd-analyze verify ./fingerprintd.service ./vllm.service 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
-  int status = pclose(pipe);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  CommandResult verify = Shell("cd " + Quoted(dir_) +
+                               " && systemd-analyze verify ./fingerprintd.service ./vllm.service");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out;
   // Warnings (unknown keys, bad values) exit 0 too: none may name our units.
-  EXPECT_EQ(out.find("fingerprintd.service"), std::string::npos) << out;
-  EXPECT_EQ(out.find("vllm.service"), std::string::npos) << out;
+  EXPECT_EQ(verify.out.find("fingerprintd.service"), std::string::npos) << verify.out;
+  EXPECT_EQ(verify.out.find("vllm.service"), std::string::npos) << verify.out;
 }
 
 TEST_F(SystemdUnitTest, TheExampleConfigPassesAndLivesInTheUnitsDirectories) {

@@ -85,6 +85,7 @@ struct LogRecord {
   const WorkerInfo* worker = nullptr;  // never null once emitted by the parser
   Level level = Level::kUnknown;
   LineKind kind = LineKind::kMessage;
+  bool headered = false;      // the line had a logging header (level/time/location)
   int64_t time_us = 0;        // event time, microseconds since the Unix epoch (UTC); 0 = unknown
   std::string_view location;  // "core.py:1110" or empty
   std::string_view message;   // text after every prefix and header

@@ -67,7 +67,9 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
   if (line[word_end] != ' ') return false;
   size_t pos = word_end + 1;
   CivilTime t;
-  const size_t len = ParseMonthDayTime(line.substr(pos), &t);
+  size_t len = ParseMonthDayTime(line.substr(pos), &t);
+  // NVIDIA NIM: the same shape with the year, `ERROR 2025-07-21 14:34:24.934 x.py:62] msg`.
+  if (len == 0) len = ParseIsoDateTime(line.substr(pos), &t);
   if (len == 0) return false;
   pos += len;
   pos += ParseFraction(line, pos, &t.micros);  // vllm-ascend appends .mmm
@@ -391,6 +393,26 @@ bool ParseTokenFirst(std::string_view line, Header* out) {
   return true;
 }
 
+// libstdc++'s last words for an uncaught C++ exception, `  what():  msg`
+// (after `terminate called after throwing an instance of '...'`): the process
+// aborts, so the line is CRITICAL whatever it says. A TensorRT-LLM
+// `[TensorRT-LLM][ERROR] ` inside it is part of the header too.
+bool ParseCppTerminate(std::string_view line, Header* out) {
+  size_t pos = 0;
+  while (pos < line.size() && pos < 8 && line[pos] == ' ') ++pos;
+  if (!StartsWith(line.substr(pos), "what():")) return false;
+  pos += 7;
+  while (pos < line.size() && line[pos] == ' ') ++pos;
+  Header inner;
+  if (pos < line.size() && line[pos] == '[' && ParseTrtCpp(line.substr(pos), &inner)) {
+    pos = line.size() - inner.message.size();
+  }
+  out->kind = HeaderKind::kCppTerminate;
+  out->level = Level::kCritical;
+  SetMessage(line, pos, pos, out);
+  return true;
+}
+
 }  // namespace
 
 bool ParseHeader(std::string_view line, Header* out) {
@@ -413,6 +435,7 @@ bool ParseHeader(std::string_view line, Header* out) {
     ok = ParseLevelFirst(line, out) || ((c == 'I' || c == 'W' || c == 'E' || c == 'F') &&
                                         IsDigit(line[1]) && ParseGlog(line, out));
   }
+  if (!ok && c == ' ' && line[1] == ' ') ok = ParseCppTerminate(line, out);
   if (!ok && c != '[' && c != ' ') {
     Header h;
     h.message = line;

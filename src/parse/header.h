@@ -18,6 +18,10 @@
 //   NCCL        `host:pid:tid [dev] NCCL INFO msg` / `NCCL WARN msg` (the message
 //               is the text after `NCCL INFO `; the raw line keeps all of it)
 //   generic     `YYYY-MM-DD HH:MM:SS[,.fff] msg` (time only, level if obvious)
+//   NIM         `ERROR 2025-07-21 14:34:24.934 file.py:62] msg` (vLLM's shape with a year)
+//   C++ abort   `  what():  msg` after `terminate called after throwing ...`
+//               (CRITICAL: the process ends; a `[TensorRT-LLM][ERROR] ` inside
+//               is part of the header)
 //
 // Every scanner is hand-written and starts with a first-byte check, because
 // the parse runs on every line (no std::regex, no RE2 here).
@@ -48,6 +52,7 @@ enum class HeaderKind : uint8_t {
   kTorch,
   kNccl,
   kGenericTime,
+  kCppTerminate,
 };
 
 // A parsed header. Views point into the parsed line.

@@ -1,14 +1,17 @@
 // SourceParser (fingerprintd/parse.h): glues the stages of one source.
 //
 //   Feed(line) -> cap -> EnvelopeDecoder -> CleanLine (ANSI, \r, UTF-8)
-//     -> ParsePrefixes (worker) -> ParseHeader (level, time, location)
+//     -> StripPasteWrappers (quotes, CI times, grep -n, kubectl, TorchServe)
+//     -> ParsePrefixes (worker) -> AfterProgressBar (tqdm glue) -> ParseHeader (level, time,
+//     location)
 //     -> event time -> Ray rank learning -> TracebackAssembler -> RecordSink
 //
 // Choices worth knowing:
 // - LineRead() reports the physical line's bytes plus its '\n' (the caller
 //   strips it), so bytes_total tracks the file size.
 // - Event time: the header's time; else the envelope's; else the stream's
-//   last time; else the source's last time; else 0 (kNoTimestamp counted).
+//   last time or the source's last time, whichever is later; else 0
+//   (kNoTimestamp counted).
 //   A header without a year takes it from the envelope (the year of Y-1, Y,
 //   Y+1 closest to the envelope time, so Dec 31 / Jan 1 works), else from the
 //   file's mtime, else from the injected current year (both counted). Header
@@ -23,6 +26,7 @@
 #include "parse/ansi.h"
 #include "parse/envelope.h"
 #include "parse/header.h"
+#include "parse/paste_wrappers.h"
 #include "parse/prefix.h"
 #include "parse/traceback_assembler.h"
 
@@ -270,6 +274,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   std::string_view clean = CleanLine(rec.content, &clean_scratch, &flags);
   if (flags.binary) events.LineDropped(DropReason::kBinary);
   if (flags.invalid_utf8) events.LineDropped(DropReason::kInvalidUtf8);
+  if (!clean.empty()) clean = StripPasteWrappers(clean);
 
   WorkerInfo* worker = unprefixed;
   size_t consumed = 0;
@@ -281,9 +286,32 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   }
   std::string_view rest = clean.substr(consumed);
   while (!rest.empty() && rest[0] == '\r') rest.remove_prefix(1);  // tqdm after a prefix
+  rest = AfterProgressBar(rest);
 
   Header header;
   const bool has_header = ParseHeader(rest, &header);
+  // A host application's logger around the engine's own line: "2026-06-01
+  // 10:00:00,123 - app.engine - INFO - (Worker_TP0 pid=7) ERROR 06-01 ...".
+  // The engine's prefix and header inside are the ones that count.
+  if (has_header &&
+      (header.kind == HeaderKind::kPythonLogging || header.kind == HeaderKind::kGenericTime) &&
+      !header.message.empty() &&
+      (header.message[0] == '(' || header.message[0] == '[' ||
+       (header.message[0] >= 'A' && header.message[0] <= 'Z'))) {
+    std::string_view inner = header.message;
+    ProcessId id;
+    std::string_view key;
+    const size_t n = inner[0] == '(' ? ParsePrefixes(inner, &id, &key) : 0;
+    Header inner_header;
+    if (ParseHeader(inner.substr(n), &inner_header) &&
+        inner_header.kind != HeaderKind::kGenericTime) {
+      if (n > 0) {
+        worker = Lookup(id, key);
+        consumed = n;
+      }
+      header = inner_header;
+    }
+  }
   if (header.has_worker) {
     worker = Lookup(header.worker, header.worker.name);
     header_worker = worker;
@@ -304,9 +332,14 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     time_us = rec.time_us;
     if (rec.year == EnvelopeYear::kFromMtime) events.TimeGuessed(TimeFallback::kYearFromMtime);
     if (rec.year == EnvelopeYear::kFromClock) events.TimeGuessed(TimeFallback::kYearFromClock);
-  } else if (last_time[worker->id] != kNoTime) {
+  } else if (last_time[worker->id] != kNoTime &&
+             (source_last_time == kNoTime || last_time[worker->id] >= source_last_time)) {
     time_us = last_time[worker->id];
   } else if (source_last_time != kNoTime) {
+    // A line without a time (an interpreter's traceback, a C++ abort, NCCL)
+    // is written now: the source's latest time dates it better than its
+    // stream's last header, which may be a start-up line minutes earlier
+    // (an API server silent until its final traceback).
     time_us = source_last_time;
   } else {
     events.TimeGuessed(TimeFallback::kNoTimestamp);
@@ -341,6 +374,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   record.worker = worker;
   record.level = tb.level;
   record.kind = tb.kind;
+  record.headered = has_header;
   record.time_us = time_us;
   record.location = header.location;
   record.message = header.message;

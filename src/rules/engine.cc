@@ -22,6 +22,9 @@
 namespace fingerprintd::rules {
 namespace {
 
+// How far (lines) after a traceback a catch-all symptom still reports its exception.
+constexpr uint64_t kCarriedExceptionLines = 12;
+
 struct StageMatch {
   uint64_t line = 0;
   uint64_t offset = 0;
@@ -38,6 +41,10 @@ struct Pending {
   uint32_t rule = 0;
   StageMatch symptom;
   bool on_exception_line = false;
+  // Matched on a hard-wrapped message rejoined from several lines: the
+  // traceback's exception line holds only the first piece, so the clause's
+  // message may be found in the rejoined text instead.
+  bool rejoined = false;
 };
 
 struct Stream {
@@ -45,6 +52,11 @@ struct Stream {
   int32_t rank = -1;
   std::vector<RuleState> rules;  // only rules that matched something here
   std::vector<Pending> pending;
+  // The root cause of the stream's last traceback and its last line: a
+  // catch-all symptom printed just after it (SGLang's parent: "Received
+  // sigquit from a child process") reports that exception.
+  std::optional<ExceptionBlock> last_root;
+  uint64_t last_root_line = 0;
 
   RuleState& StateFor(uint32_t rule, size_t stage_count) {
     for (RuleState& s : rules) {
@@ -78,13 +90,19 @@ bool MatchesFrameSequence(const std::vector<FramePattern>& patterns,
   return next == patterns.size();
 }
 
-bool MatchesExceptionLine(const TracebackClause& clause, const ExceptionBlock& block) {
+// `rejoined`: the symptom's text when it was rejoined from a hard-wrapped
+// message (the block's message is then its first piece only); else empty.
+bool MatchesExceptionLine(const TracebackClause& clause, const ExceptionBlock& block,
+                          std::string_view rejoined) {
   if (block.type.empty() || !RE2::PartialMatch(block.type, *clause.exception)) return false;
-  return !clause.message || RE2::PartialMatch(block.message, *clause.message);
+  return !clause.message || RE2::PartialMatch(block.message, *clause.message) ||
+         (!rejoined.empty() && RE2::PartialMatch(rejoined, *clause.message));
 }
 
-bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block) {
-  return MatchesExceptionLine(clause, block) && MatchesFrameSequence(clause.frames, block.frames);
+bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block,
+                   std::string_view rejoined) {
+  return MatchesExceptionLine(clause, block, rejoined) &&
+         MatchesFrameSequence(clause.frames, block.frames);
 }
 
 bool Vetoed(const Rule& rule, const ExceptionBlock& block) {
@@ -120,8 +138,19 @@ struct RuleEngine::Impl {
   std::vector<Stream> streams;             // indexed by WorkerInfo::id
   std::vector<const WorkerInfo*> workers;  // same index
   std::vector<bool> fact_known;
-  std::vector<int> atoms, matches;  // scratch, reused per line
-  std::string capture;              // scratch
+  std::vector<int> atoms, matches, joined;  // scratch, reused per line
+  std::vector<int> applied;                 // pattern ids ApplyMatches accepted (level passed)
+  std::string capture;                      // scratch
+  // The previous physical line(s) of the source while they look cut off.
+  struct Carry {
+    std::string text;
+    int lines = 0;
+    const WorkerInfo* worker = nullptr;
+    uint64_t line = 0, offset = 0;
+    Level level = Level::kUnknown;
+    LineKind kind = LineKind::kMessage;
+    std::vector<int> matched;  // pattern ids the pieces matched alone
+  } carry;
 
   Impl(std::shared_ptr<const RuleSet> r, uint32_t id, PipelineEvents& e, HitSink& s, Options o)
       : rules(std::move(r)), source_id(id), events(e), sink(s), options(o) {
@@ -172,25 +201,98 @@ struct RuleEngine::Impl {
       });
     }
     ExpirePending(*stream, record.worker, record.time_us);
-    if (record.message.empty()) return;
+    if (record.message.empty()) {
+      carry.text.clear();
+      return;
+    }
     rules->Match(record.message, &atoms, &matches);
-    if (matches.empty()) return;
-    Level level = EffectiveLevel(record);
-    for (int id : matches) {
+    const Level level = EffectiveLevel(record);
+    applied.clear();
+    if (!matches.empty()) ApplyMatches(*stream, record, record.message, level, matches, false);
+    Rejoin(record, level);
+  }
+
+  // A message hard-wrapped over up to three physical lines (a terminal, a
+  // Markdown list, a blog's code block) is matched once more as one text:
+  // the previous line looked cut off and this one is bare (no prefix, no
+  // header, not indented). Only patterns that neither piece matched alone
+  // count, attributed to the first piece's stream and line. Lines at INFO
+  // and below are never carried: wrapped failures are errors or bare pastes,
+  // and the hot path stays one branch per ordinary line.
+  void Rejoin(const LogRecord& record, Level level) {
+    const bool bare = !record.headered && record.worker != nullptr && record.worker->name.empty() &&
+                      record.message[0] != ' ' && record.message[0] != '\t';
+    const bool continues =
+        !carry.text.empty() && bare && carry.lines < 3 &&
+        (record.kind == LineKind::kMessage || record.kind == LineKind::kException);
+    if (continues) {
+      const char last = carry.text.back();
+      if (!(carry.text.size() >= 79 && last != ' ' && last != ',' && last != ':' && last != '(')) {
+        carry.text += ' ';
+      }
+      carry.text.append(record.message);
+      ++carry.lines;
+      carry.matched.insert(carry.matched.end(), applied.begin(), applied.end());
+      rules->Match(carry.text, &atoms, &joined);
+      std::erase_if(joined, [&](int id) {
+        return std::find(carry.matched.begin(), carry.matched.end(), id) != carry.matched.end();
+      });
+      if (!joined.empty() && carry.worker != nullptr) {
+        Stream* first = StreamFor(carry.worker);
+        if (first != nullptr) {
+          LogRecord whole = record;
+          whole.worker = carry.worker;
+          whole.line_number = carry.line;
+          whole.offset = carry.offset;
+          whole.kind = carry.kind;
+          ApplyMatches(*first, whole, carry.text, std::max(level, carry.level), joined, true);
+          carry.matched.insert(carry.matched.end(), applied.begin(), applied.end());
+        }
+      }
+      if (LooksCutOff(record)) return;
+      carry.text.clear();
+      return;
+    }
+    carry.text.clear();
+    if (record.level != Level::kUnknown && record.level < Level::kWarning) return;
+    if (record.kind != LineKind::kMessage && record.kind != LineKind::kException) return;
+    if (!LooksCutOff(record)) return;
+    carry.text.assign(record.message);
+    carry.lines = 1;
+    carry.worker = record.worker;
+    carry.line = record.line_number;
+    carry.offset = record.offset;
+    carry.level = level;
+    carry.kind = record.kind;
+    carry.matched = applied;
+  }
+
+  // A line a wrap may have cut: terminal width reached, or it ends where a
+  // message cannot (`,`, `:`, `(`).
+  static bool LooksCutOff(const LogRecord& record) {
+    if (record.raw.size() >= 79) return true;
+    const char last = record.message.back();
+    return last == ',' || last == ':' || last == '(';
+  }
+
+  void ApplyMatches(Stream& stream, const LogRecord& record, std::string_view text, Level level,
+                    const std::vector<int>& ids, bool rejoined) {
+    for (int id : ids) {
       const RuleSet::PatternRef& ref = rules->Ref(id);
       if (ref.kind == RuleSet::PatternRef::kFact) {
-        OnFactMatch(ref.owner, id, record.message);
+        OnFactMatch(ref.owner, id, text);
+        applied.push_back(id);
         continue;
       }
       const Rule& rule = rules->rules()[ref.owner];
       const Stage& stage = rule.stages[ref.stage];
       if (level < stage.level) continue;
-      RuleState& state = stream->StateFor(ref.owner, rule.stages.size());
+      applied.push_back(id);
+      RuleState& state = stream.StateFor(ref.owner, rule.stages.size());
       if (state.stages[ref.stage] && state.stages[ref.stage]->line == record.line_number) continue;
-      StageMatch match{record.line_number, record.offset, record.time_us,
-                       std::string(record.message)};
+      StageMatch match{record.line_number, record.offset, record.time_us, std::string(text)};
       events.RuleMatched(rule.id, stage.id);
-      if (stage.symptom) AddPending(*stream, record, ref.owner, match);
+      if (stage.symptom) AddPending(stream, record, ref.owner, match, rejoined);
       state.stages[ref.stage] = std::move(match);
     }
   }
@@ -199,18 +301,24 @@ struct RuleEngine::Impl {
   // message line is decided first when another message line repeats the
   // symptom (two failures, e.g. two watchdog timeouts minutes apart); an
   // exception line after it is the traceback it was waiting for.
-  void AddPending(Stream& stream, const LogRecord& record, uint32_t rule, const StageMatch& match) {
+  void AddPending(Stream& stream, const LogRecord& record, uint32_t rule, const StageMatch& match,
+                  bool rejoined) {
     bool on_exception_line = record.kind == LineKind::kException;
     for (size_t i = 0; i < stream.pending.size(); ++i) {
       Pending& p = stream.pending[i];
       if (p.rule != rule) continue;
-      if (p.on_exception_line || on_exception_line) return;
+      // Inside one traceback a second matching line (two entry frames) is
+      // the same failure: the traceback decides the first.
+      if (p.on_exception_line || on_exception_line || record.kind == LineKind::kFrame ||
+          record.kind == LineKind::kCode) {
+        return;
+      }
       Pending earlier = std::move(p);
       stream.pending.erase(stream.pending.begin() + static_cast<std::ptrdiff_t>(i));
       Resolve(stream, record.worker, earlier, nullptr);
       break;
     }
-    stream.pending.push_back(Pending{rule, match, on_exception_line});
+    stream.pending.push_back(Pending{rule, match, on_exception_line, rejoined});
   }
 
   // Decides without a traceback the stream's message-line symptoms for which
@@ -240,7 +348,12 @@ struct RuleEngine::Impl {
 
   void OnTraceback(const Traceback& tb) {
     Stream* stream = StreamFor(tb.worker);
-    if (stream == nullptr || stream->pending.empty()) return;
+    if (stream == nullptr) return;
+    if (const ExceptionBlock* root = tb.RootCause(); root != nullptr && !root->type.empty()) {
+      stream->last_root = *root;
+      stream->last_root_line = tb.last_line;
+    }
+    if (stream->pending.empty()) return;
     std::vector<Pending> pending = std::move(stream->pending);
     stream->pending.clear();
     for (const Pending& p : pending) Resolve(*stream, tb.worker, p, &tb);
@@ -292,6 +405,7 @@ struct RuleEngine::Impl {
   // The parser forgot the stream (its slot goes to another process): its
   // symptoms are decided now, and nothing of it is kept.
   void Forget(const WorkerInfo& worker) {
+    if (carry.worker == &worker) carry.text.clear();
     if (worker.id >= streams.size()) return;
     Stream& stream = streams[worker.id];
     std::vector<Pending> pending = std::move(stream.pending);
@@ -332,12 +446,14 @@ struct RuleEngine::Impl {
   void Resolve(Stream& stream, const WorkerInfo* worker, const Pending& pending,
                const Traceback* tb) {
     const Rule& rule = rules->rules()[pending.rule];
+    const std::string_view rejoined =
+        pending.rejoined ? std::string_view(pending.symptom.text) : std::string_view();
     const ExceptionBlock* block = nullptr;
     bool has_frames = tb != nullptr && tb->FrameCount() > 0;
     if (has_frames) {
       if (rule.traceback) {
         for (const ExceptionBlock& b : tb->blocks) {
-          if (MatchesClause(*rule.traceback, b)) {
+          if (MatchesClause(*rule.traceback, b, rejoined)) {
             block = &b;
             break;
           }
@@ -347,12 +463,16 @@ struct RuleEngine::Impl {
         block = tb->RootCause();
       }
       if (block != nullptr && Vetoed(rule, *block)) return;
+    } else if (tb == nullptr && rule.fallback && stream.last_root &&
+               pending.symptom.line >= stream.last_root_line &&
+               pending.symptom.line - stream.last_root_line <= kCarriedExceptionLines) {
+      block = &*stream.last_root;
     } else if (tb != nullptr) {
       // A pasted exception line without frames: it must still be the
       // exception the clause names (type and message), or it is not this rule.
       block = tb->RootCause();
       if (rule.traceback && block != nullptr && !block->type.empty() &&
-          !MatchesExceptionLine(*rule.traceback, *block)) {
+          !MatchesExceptionLine(*rule.traceback, *block, rejoined)) {
         return;
       }
     }

@@ -53,6 +53,19 @@ const std::vector<GoldenCase>& Cases() {
       {"cri", {kTarget}, "/var/log/pods/[^_]+_([^_]+)-[0-9a-z]+-[0-9a-z]+_"},
       {"docker/container-json.log", {kTarget}},
       {"sglang_tp2_unknown_sf.log", {kTarget}},
+      // Logs as they arrive in the wild: pasted, quoted, wrapped, relayed, other engines.
+      {"wild/markdown_quoted_ci_keyerror.log", {"load-weights-keyerror"}},
+      {"wild/grep_n_cuda_oom.log", {"cuda-out-of-memory"}},
+      {"wild/kubectl_prefix_nccl_error.log", {"nccl-error"}},
+      {"wild/torchserve_model_log_unknown_sf.log", {kTarget}},
+      {"wild/tqdm_glued_free_memory.log", {"free-memory-below-utilization"}},
+      {"wild/hard_wrapped_unknown_sf.log", {kTarget}},
+      {"wild/bare_paste_kv_cache.log", {"kv-cache-too-small"}},
+      {"wild/sglang_tvm_unknown_sf.log", {kTarget}},
+      {"wild/trtllm_rank_kv_cache.log", {"cuda-out-of-memory", "kv-cache-too-small"}},
+      {"wild/uncaught_unknown_engine_core.log", {"unclassified-startup-failure"}},
+      {"wild/host_logger_no_kernel_image.log", {"cuda-no-kernel-image"}},
+      {"wild/healthy_pasted_warnings.log", {}},
   };
   return cases;
 }

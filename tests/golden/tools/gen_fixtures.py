@@ -110,6 +110,9 @@ def gen_pastes():
 if __name__ == "__main__":
     gen_target_files()
     gen_pastes()
+    from wild import gen_wild  # noqa: E402
+
+    gen_wild()
     import siblings  # noqa: E402
 
     siblings.generate(out, G, EX)

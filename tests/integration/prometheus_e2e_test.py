@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""End to end: a real Prometheus (1 s scrape and evaluation, temp storage,
+deploy/prometheus/alerts.yml) scrapes a real `fingerprintd run --config`
+(http on 127.0.0.1:0, its port read from its log). A TP=2 DeepGEMM `Unknown SF
+transformation` failure is written into a tailed file; the test waits until
+Prometheus's /api/v1/alerts shows FingerprintdHardwareSupportGap firing for the
+deployment with its rule, class, severity and remedy. It also checks, on the
+real scrape, that every fingerprintd_* metric alerts.yml and the Grafana
+dashboard name is served. Every process started is stopped, even on failure.
+
+usage: prometheus_e2e_test.py FINGERPRINTD PROMETHEUS SOURCE_DIR
+"""
+
+import json
+import os
+import re
+import sys
+
+from prometheus_e2e_support import E2e, free_port, get, get_json, main, wait_for
+
+FINGERPRINTD, PROMETHEUS, SOURCE_DIR = sys.argv[1:4]
+ALERTS = os.path.join(SOURCE_DIR, "deploy/prometheus/alerts.yml")
+DASHBOARD = os.path.join(SOURCE_DIR, "deploy/grafana/fingerprintd.json")
+GOLDEN = os.path.join(SOURCE_DIR, "tests/golden/vllm_tp2_unknown_sf.log")
+DEPLOYMENT = "qwen3-fp8-rtx5090"
+
+
+def metric_names(text):
+    return set(re.findall(r"(?<![A-Za-z0-9_:])fingerprintd_[a-z0-9_]+", text))
+
+
+def served_families(metrics_text):
+    return set(re.findall(r"^# TYPE (\S+) ", metrics_text, re.M))
+
+
+def hardware_alert(alerts):
+    for alert in alerts:
+        labels = alert["labels"]
+        if labels.get("alertname") == "FingerprintdHardwareSupportGap" and \
+                alert["state"] == "firing":
+            return alert
+    return None
+
+
+def test():
+    with E2e("prometheus-e2e") as e2e:
+        port = e2e.start_daemon(FINGERPRINTD, e2e.daemon_config(DEPLOYMENT))
+        status, _ = get(f"http://127.0.0.1:{port}/metrics")
+        assert status == 200, f"/metrics answered {status}"
+
+        prom_port = free_port()
+        e2e.write("prometheus.yml", f"""
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: ["{ALERTS}"]
+scrape_configs:
+  - job_name: fingerprintd
+    static_configs: [{{targets: ["127.0.0.1:{port}"]}}]
+""")
+        e2e.procs.start("prometheus", [
+            PROMETHEUS, f"--config.file={e2e.path('prometheus.yml')}",
+            f"--storage.tsdb.path={e2e.path('tsdb')}",
+            f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"])
+        api = f"http://127.0.0.1:{prom_port}/api/v1"
+
+        def target_up():
+            e2e.procs.check_running("prometheus")
+            targets = get_json(f"{api}/targets")
+            return targets and any(t["health"] == "up"
+                                   for t in targets["data"]["activeTargets"])
+        wait_for("Prometheus scraping the daemon (target up)", target_up, timeout=30)
+
+        e2e.append_golden(GOLDEN)
+        wait_for("the 2/2 incident in the daemon's JSONL log",
+                 lambda: '"affected":2' in open(e2e.path("incidents.jsonl")).read()
+                 if os.path.exists(e2e.path("incidents.jsonl")) else False, timeout=15)
+
+        def firing():
+            e2e.procs.check_running("fingerprintd")
+            alerts = get_json(f"{api}/alerts")
+            return alerts and hardware_alert(alerts["data"]["alerts"])
+        alert = wait_for("FingerprintdHardwareSupportGap firing in Prometheus", firing, timeout=30)
+        labels = alert["labels"]
+        expected = {"alertname": "FingerprintdHardwareSupportGap", "deployment": DEPLOYMENT,
+                    "rule": "deepgemm-unknown-sf-transformation", "class": "hardware_support",
+                    "severity": "critical"}
+        assert labels == expected, f"labels {labels} != {expected}"
+        assert alert["annotations"]["description"].startswith(
+            f"2 rank(s) of {DEPLOYMENT} failed"), alert["annotations"]
+        assert "per-tensor FP8" in alert["annotations"]["remediation"], alert["annotations"]
+
+        rules = get_json(f"{api}/rules")
+        for group in rules["data"]["groups"]:
+            for rule in group["rules"]:
+                assert rule["health"] == "ok", f"{rule['name']}: {rule.get('lastError')}"
+
+        # Every metric the alerts and the dashboard name is served by the daemon.
+        _, scrape = get(f"http://127.0.0.1:{port}/metrics")
+        served = served_families(scrape)
+        with open(DASHBOARD) as f:
+            dashboard = json.load(f)
+        exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+        wanted = metric_names(open(ALERTS).read()) | metric_names(" ".join(exprs))
+        # A family with labels and no value yet has no series to serve; this
+        # one only gets one past 10,000 sources or deployments (the C++ test
+        # tests/deploy/monitoring_assets_test.cc checks it against the serializer).
+        missing = sorted(wanted - served - {"fingerprintd_label_overflow_total"})
+        assert not missing, f"not on /metrics: {missing}"
+        print(f"alert firing with {labels}; {len(wanted)} metric names checked on /metrics")
+
+
+if __name__ == "__main__":
+    main(test)

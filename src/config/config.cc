@@ -87,6 +87,21 @@ std::string DeploymentFromProblem(const std::string& pattern) {
   return "";
 }
 
+// `deployment_from`, optional, for every source type that takes it.
+Status ParseDeploymentFrom(const YamlErrors& errors, const YAML::Node& node,
+                           const std::string& where, SourceConfig* out) {
+  if (Status s = GetString(errors, node, where, "deployment_from", false, &out->deployment_from);
+      !s.ok())
+    return s;
+  if (!out->deployment_from.empty()) {
+    std::string problem = DeploymentFromProblem(out->deployment_from);
+    if (!problem.empty()) {
+      return errors.Error(node["deployment_from"], FieldName(where, "deployment_from"), problem);
+    }
+  }
+  return OkStatus();
+}
+
 Status ParseFileSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
                        SourceConfig* out) {
   if (Status s = CheckKeys(errors, node, where,
@@ -124,16 +139,7 @@ Status ParseFileSource(const YamlErrors& errors, const YAML::Node& node, const s
     if (Status s = CheckLabelKey(errors, node["labels"], FieldName(where, "labels"), key); !s.ok())
       return s;
   }
-  if (Status s = GetString(errors, node, where, "deployment_from", false, &out->deployment_from);
-      !s.ok())
-    return s;
-  if (!out->deployment_from.empty()) {
-    std::string problem = DeploymentFromProblem(out->deployment_from);
-    if (!problem.empty()) {
-      return errors.Error(node["deployment_from"], FieldName(where, "deployment_from"), problem);
-    }
-  }
-  return OkStatus();
+  return ParseDeploymentFrom(errors, node, where, out);
 }
 
 Status ParseFraming(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
@@ -200,16 +206,7 @@ Status ParseStreamSource(const YamlErrors& errors, const YAML::Node& node, const
         node["deployment_field"], FieldName(where, "deployment_field"),
         "expected namespace, pod, container, file or stream, got '" + out->deployment_field + "'");
   }
-  if (Status s = GetString(errors, node, where, "deployment_from", false, &out->deployment_from);
-      !s.ok())
-    return s;
-  if (!out->deployment_from.empty()) {
-    std::string problem = DeploymentFromProblem(out->deployment_from);
-    if (!problem.empty()) {
-      return errors.Error(node["deployment_from"], FieldName(where, "deployment_from"), problem);
-    }
-  }
-  return OkStatus();
+  return ParseDeploymentFrom(errors, node, where, out);
 }
 
 Status ParseSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,

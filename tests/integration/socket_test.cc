@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "testing/http_client.h"
 #include "testing/run_harness.h"
 
 namespace fingerprintd::testing {
@@ -52,15 +53,6 @@ class Client {
     }
     return true;
   }
-  // Everything the server sends until it closes (5 s at most).
-  std::string ReadToEnd() {
-    timeval timeout{5, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    std::string out;
-    char buf[65536];
-    for (ssize_t n; (n = ::recv(fd_, buf, sizeof(buf), 0)) > 0;) out.append(buf, n);
-    return out;
-  }
   // True once the server closed its end (a read returns 0 or fails).
   bool ClosedByServer() {
     char c;
@@ -96,38 +88,25 @@ class SocketTest : public RunFixture {
     return std::make_unique<DaemonProcess>(
         std::vector<std::string>{"--config", (dir_ / "config.yaml").string()}, dir_ / "daemon.err");
   }
-  // The port a source logged "listening on tcp:... (127.0.0.1:PORT)" for.
-  int WaitForPort(const std::string& what = "listening on tcp:") {
-    std::regex re(std::regex_replace(what, std::regex(R"([.():])"), R"(\$&)") +
-                  R"([^\n]*\(127\.0\.0\.1:(\d+)\))");
+  // The port a tcp source logged ("listening on tcp:... (127.0.0.1:PORT)"),
+  // waiting for the line; 0 when it never came.
+  int WaitForPort() {
+    static const std::regex kListening(R"(listening on tcp:[^\n]*\(127\.0\.0\.1:(\d+)\))");
     int port = 0;
     WaitFor([&] {
       std::smatch m;
       std::string err = Stderr();
-      if (!std::regex_search(err, m, re)) return false;
-      port = std::stoi(m[1]);
-      return true;
-    });
-    return port;
-  }
-  int HttpPort() {
-    std::regex re(R"(http: listening on 127\.0\.0\.1:(\d+))");
-    int port = 0;
-    WaitFor([&] {
-      std::smatch m;
-      std::string err = Stderr();
-      if (!std::regex_search(err, m, re)) return false;
-      port = std::stoi(m[1]);
-      return true;
+      if (std::regex_search(err, m, kListening)) port = std::stoi(m[1]);
+      return port != 0;
     });
     return port;
   }
   // The value of one sample of GET /metrics (e.g.
   // `fingerprintd_lines_dropped_total{reason="invalid_json"}`), -1 if absent.
   double Metric(const std::string& sample) {
-    Client c = Client::Tcp(HttpPort());
-    c.Send("GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n");
-    std::istringstream in(c.ReadToEnd());
+    uint16_t port = 0;
+    WaitFor([&] { return (port = HttpPort()) != 0; });
+    std::istringstream in(HttpGet(port, "/metrics").body);
     for (std::string line; std::getline(in, line);) {
       if (line.rfind(sample + " ", 0) == 0) return std::stod(line.substr(sample.size() + 1));
     }
@@ -361,6 +340,21 @@ TEST_F(SocketTest, AClientKilledMidLineIsCountedAndDisturbsNoOtherConnection) {
   ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
   ExpectCleanStop(daemon);
   ExpectOneCompleteIncident();
+}
+
+TEST_F(SocketTest, AConnectionSilentForTheIdleTimeoutIsClosedAndCounted) {
+  auto daemon = StartConfig(
+      "  - {type: tcp, listen: '127.0.0.1:0', idle_timeout: 1s, labels: {deployment: qwen3}}\n");
+  int port = WaitForPort();
+  ASSERT_GT(port, 0) << Stderr();
+  Client quiet = Client::Tcp(port);
+  ASSERT_TRUE(quiet.Send(lines_[0] + "\n"));
+  ASSERT_TRUE(WaitFor([&] { return quiet.ClosedByServer(); })) << Stderr();
+  EXPECT_EQ(Metric("fingerprintd_evictions_total{what=\"idle_connection\"}"), 1);
+  Client next = Client::Tcp(port);  // the source still accepts
+  ASSERT_TRUE(next.Send(Slice(lines_, 0, lines_.size())));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  ExpectCleanStop(daemon);
 }
 
 // deploy/shippers/: neither Vector nor Fluent Bit is a Debian package, so

@@ -132,6 +132,9 @@ correlate::Incident IncidentOf(const std::string& id, std::vector<int32_t> ranks
 
 class AlertmanagerSinkTest : public ::testing::Test {
  protected:
+  // The rule pack is compiled once, before any timer runs.
+  void SetUp() override { testing::EmbeddedRules(); }
+
   std::unique_ptr<AlertmanagerSink> Make(const std::string& url,
                                          std::function<void(AlertmanagerOptions&)> tweak = {}) {
     AlertmanagerOptions options;
@@ -202,14 +205,15 @@ TEST_F(AlertmanagerSinkTest, AnOpenedIncidentIsPostedWithItsLabelsAnnotationsAnd
   EXPECT_EQ(alert["startsAt"], correlate::FormatRfc3339(kFirstSeen));
   // Firing until four resend intervals from now, unless resent or closed first.
   EXPECT_EQ(alert["endsAt"], correlate::FormatRfc3339(kNow + 240'000'000));
-  EXPECT_EQ(sink->stats().sent, 1u);
+  // Counted once the reply is read (the fake records the request before it answers).
+  EXPECT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
 }
 
 TEST_F(AlertmanagerSinkTest, AnOpenIncidentIsResentEveryIntervalWithItsEndMovedForward) {
   FakeAlertmanager am(io_);
   auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.resend_interval_us = 50'000; });
   sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
-  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 1; }));
   now_us_ += 1'000'000;
   ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 3; }));
   const Json& resent = am.requests.back().body[0];
@@ -223,7 +227,7 @@ TEST_F(AlertmanagerSinkTest, AClosedIncidentIsSentOnceWithItsCloseTimeAndNeverRe
   FakeAlertmanager am(io_);
   auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.resend_interval_us = 30'000; });
   sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0, 1}));
-  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 1; }));
   now_us_ += 5'000'000;
   correlate::Incident closed = IncidentOf("inc-1", {0, 1});
   closed.closed = correlate::CloseReason::kWindowOver;
@@ -359,13 +363,15 @@ TEST_F(AlertmanagerSinkTest, AnAlertmanagerThatNeverAnswersTimesOutAndIsRetried)
 
 TEST_F(AlertmanagerSinkTest, AfterStopNothingIsSent) {
   FakeAlertmanager am(io_);
-  auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.resend_interval_us = 20'000; });
+  auto sink = Make(am.url());
   sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
-  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
   sink->Stop();
   sink->OnIncident(correlate::IncidentChange::kUpdated, IncidentOf("inc-1", {0, 1}));
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-2", {0}));
   RunFor(std::chrono::milliseconds(100));
   EXPECT_EQ(am.requests.size(), 1u);
+  EXPECT_EQ(sink->stats().queued, 0u);
 }
 
 TEST(AlertmanagerUrlTest, HostPortAndPrefixAreTakenApartAndOnlyHttpIsAccepted) {

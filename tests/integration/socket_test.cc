@@ -88,15 +88,17 @@ class SocketTest : public RunFixture {
     return std::make_unique<DaemonProcess>(
         std::vector<std::string>{"--config", (dir_ / "config.yaml").string()}, dir_ / "daemon.err");
   }
-  // The port a tcp source logged ("listening on tcp:... (127.0.0.1:PORT)"),
-  // waiting for the line; 0 when it never came.
-  int WaitForPort() {
+  // The port the nth "listening on tcp:... (127.0.0.1:PORT)" line names
+  // (a reload logs another), waiting for it; 0 when it never came.
+  int WaitForPort(size_t nth = 1) {
     static const std::regex kListening(R"(listening on tcp:[^\n]*\(127\.0\.0\.1:(\d+)\))");
     int port = 0;
     WaitFor([&] {
-      std::smatch m;
       std::string err = Stderr();
-      if (std::regex_search(err, m, kListening)) port = std::stoi(m[1]);
+      size_t seen = 0;
+      for (std::sregex_iterator it(err.begin(), err.end(), kListening), end; it != end; ++it) {
+        if (++seen == nth) port = std::stoi((*it)[1]);
+      }
       return port != 0;
     });
     return port;
@@ -353,6 +355,24 @@ TEST_F(SocketTest, AConnectionSilentForTheIdleTimeoutIsClosedAndCounted) {
   EXPECT_EQ(Metric("fingerprintd_evictions_total{what=\"idle_connection\"}"), 1);
   Client next = Client::Tcp(port);  // the source still accepts
   ASSERT_TRUE(next.Send(Slice(lines_, 0, lines_.size())));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  ExpectCleanStop(daemon);
+}
+
+TEST_F(SocketTest, AReloadClosesConnectionsAndTheShipperReconnectsToTheSameFailure) {
+  auto daemon = StartConfig("  - {type: tcp, listen: '127.0.0.1:0', framing: jsonl}\n");
+  int port = WaitForPort();
+  ASSERT_GT(port, 0) << Stderr();
+  const nlohmann::json labels = {{"deployment", "qwen3"}};
+  Client before = Client::Tcp(port);
+  ASSERT_TRUE(before.Send(JsonLines(labels, 0, 100)));
+  ASSERT_TRUE(MetricAtLeast("fingerprintd_lines_total{source=\"tcp:127.0.0.1:0#0\"}", 100));
+  daemon->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return before.ClosedByServer(); })) << Stderr();
+  int again = WaitForPort(2);  // port 0: the reload binds anew
+  ASSERT_GT(again, 0) << Stderr();
+  Client after = Client::Tcp(again);  // what a shipper does: reconnect, send on
+  ASSERT_TRUE(after.Send(JsonLines(labels)));
   ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
   ExpectCleanStop(daemon);
 }

@@ -4,7 +4,8 @@ JOBS ?= 2
 BUILD ?= build
 SANITIZE_BUILD ?= build-sanitize
 
-.PHONY: all deps build demo test test-sanitize fuzz check-real-corpus format-check clean
+.PHONY: all deps build demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke fuzz-build \
+	check-real-corpus format-check clean
 
 all: build
 
@@ -46,19 +47,51 @@ CORPUS ?= ../shared/corpus/real
 check-real-corpus: build
 	tests/corpus/check_real_logs.sh $(CORPUS) $(BUILD)/fingerprintd
 
-# Fuzzes the whole pipeline with libFuzzer under ASan+UBSan (clang), FUZZ_SECONDS long.
+# ThreadSanitizer over the tests that run the real daemon (run, sockets, HTTP,
+# Alertmanager, systemd notify, the Prometheus/Alertmanager end-to-end tests):
+# the daemon and the tests built with -fsanitize=thread (clang). The daemon is
+# single-threaded; the tests' own threads (fake peers, clients) are checked too.
+TSAN_BUILD ?= build-tsan
+TSAN_TESTS ?= (RunTest|RunTimeTest|SocketTest|HttpTest|HttpServerTest|AlertmanagerSinkTest|AlertmanagerUrlTest|SystemdUnitTest)\.|_e2e$$
+$(TSAN_BUILD)/CMakeCache.txt: | deps
+	CC=clang CXX=clang++ cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+test-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target fingerprintd fingerprintd_tests
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
+
+# valgrind memcheck over `fingerprintd replay` of the examples and the golden
+# fixtures (RelWithDebInfo, no tests built): any error or leak fails.
+MEMCHECK_BUILD ?= build-memcheck
+$(MEMCHECK_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(MEMCHECK_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF
+memcheck: deps $(MEMCHECK_BUILD)/CMakeCache.txt
+	cmake --build $(MEMCHECK_BUILD) -j$(JOBS) --target fingerprintd
+	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+	  --suppressions=tests/sanitizers/valgrind.supp -q \
+	  $(MEMCHECK_BUILD)/fingerprintd replay --deployment-from '^(?:examples|tests/golden)/([^/.]+)' \
+	  examples/ tests/golden/ >/dev/null
+
+# libFuzzer under ASan+UBSan (clang): the whole pipeline and one target per
+# parser (tests/fuzz/*_fuzz.cc), FUZZ_SECONDS each, one after the other
+# (tests/fuzz/run.sh prints runs, coverage and corpus size per target).
+# fuzz-smoke: FUZZ_SMOKE_SECONDS each, in .ci/run.
 FUZZ_SECONDS ?= 120
+FUZZ_SMOKE_SECONDS ?= 20
 FUZZ_BUILD ?= build-fuzz
-fuzz: deps
+fuzz-build: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \
-	  -DFINGERPRINTD_SANITIZE=ON -DFINGERPRINTD_FUZZ=ON
-	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fingerprintd_fuzz
-	mkdir -p $(FUZZ_BUILD)/corpus
-	$(FUZZ_BUILD)/fingerprintd_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	  $(FUZZ_BUILD)/corpus tests/golden examples
+	  -DFINGERPRINTD_SANITIZE=ON -DFINGERPRINTD_FUZZ=ON -DBUILD_TESTING=OFF
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fingerprintd_fuzzers
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+fuzz-smoke: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD) $(MEMCHECK_BUILD)

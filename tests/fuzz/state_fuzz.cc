@@ -1,0 +1,67 @@
+// libFuzzer target: the pipeline and correlator state readers (the
+// pipeline_state blob of a checkpoint). The first byte picks Pipeline or
+// Correlator. Invariants: a blob that restores saves to a blob that restores
+// into a fresh object and saves to the same blob; a rejected blob leaves the
+// object saving what a fresh one saves.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "fingerprintd/correlate.h"
+#include "fingerprintd/pipeline.h"
+#include "fuzz/fuzz_util.h"
+
+namespace {
+
+using fingerprintd::fuzz::Input;
+
+std::shared_ptr<const fingerprintd::rules::RuleSet> Rules() {
+  static auto rules = *fingerprintd::rules::LoadEmbeddedRules();
+  return rules;
+}
+
+class NoSink final : public fingerprintd::correlate::IncidentSink {
+ public:
+  void OnIncident(fingerprintd::correlate::IncidentChange,
+                  const fingerprintd::correlate::Incident&) override {}
+};
+
+// `exact_on_error`: a rejected blob leaves the object exactly as it was (the
+// correlator; a pipeline may keep the sources the blob named registered).
+template <typename Make>
+void RoundTrip(const std::string& blob, bool exact_on_error, Make make) {
+  auto first = make();
+  std::string fresh = first->SaveState();
+  if (!first->RestoreState(blob).ok()) {
+    if (exact_on_error) FUZZ_CHECK(first->SaveState() == fresh);
+    return;
+  }
+  std::string saved = first->SaveState();
+  auto second = make();
+  auto restored = second->RestoreState(saved);
+  if (!restored.ok()) std::fprintf(stderr, "%s\n", restored.message().c_str());
+  FUZZ_CHECK(restored.ok());
+  FUZZ_CHECK(second->SaveState() == saved);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Input in(data, size);
+  bool correlator = in.Byte() & 1;
+  std::string blob(in.Rest());
+  fingerprintd::NullPipelineEvents events;
+  NoSink sink;
+  if (correlator) {
+    RoundTrip(blob, true, [&] {
+      return std::make_unique<fingerprintd::correlate::Correlator>(Rules(), events, sink);
+    });
+  } else {
+    RoundTrip(blob, false, [&] {
+      return std::make_unique<fingerprintd::Pipeline>(Rules(), fingerprintd::Pipeline::Options{},
+                                                      events, sink);
+    });
+  }
+  return 0;
+}

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <list>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -85,6 +86,7 @@ struct PendingAlert {
   std::map<std::string, std::string> annotations;
   int64_t starts_at_us = 0;
   int64_t ends_at_us = 0;  // 0 while open
+  bool resend = false;     // a resend from the open set (not queued, never evicted)
 };
 
 class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
@@ -262,21 +264,38 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     resend_timer_.expires_after(std::chrono::microseconds(options_.resend_interval_us));
     resend_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->stopped_) return;
-      for (const auto& [id, alert] : self->open_) self->Enqueue(alert);
+      self->resend_due_ = true;
+      self->resend_cursor_.clear();
       self->Pump();
       self->ScheduleResend();
     });
   }
 
-  // Starts the next POST unless one is in flight or a retry is pending.
+  // Starts the next POST unless one is in flight or a retry is pending:
+  // queued changes first, then resends taken straight from the open set in id
+  // order (so resending many open incidents never fills the queue).
   void Pump() {
-    if (!started_ || stopped_ || attempt_ || waiting_retry_ || queue_.empty()) return;
+    if (!started_ || stopped_ || attempt_ || waiting_retry_) return;
     in_flight_.clear();
+    std::set<std::string> ids;
     while (!queue_.empty() && in_flight_.size() < options_.max_batch) {
       index_.erase(queue_.front().incident_id);
+      ids.insert(queue_.front().incident_id);
       in_flight_.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
+    batch_resend_cursor_ = resend_cursor_;
+    if (resend_due_) {
+      auto it = open_.upper_bound(resend_cursor_);
+      for (; it != open_.end() && in_flight_.size() < options_.max_batch; ++it) {
+        resend_cursor_ = it->first;
+        if (ids.count(it->first)) continue;  // its newer change is in this batch
+        in_flight_.push_back(it->second);
+        in_flight_.back().resend = true;
+      }
+      if (it == open_.end()) resend_due_ = false;
+    }
+    if (in_flight_.empty()) return;
     http::request<http::string_body> request{http::verb::post, url_.prefix + "/api/v2/alerts", 11};
     request.set(http::field::host, url_.host + ":" + url_.port);
     request.set(http::field::user_agent, "fingerprintd/" FINGERPRINTD_VERSION);
@@ -330,10 +349,16 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     Pump();
   }
 
-  // The failed batch goes back to the head, unless a newer state of the same
-  // incident was queued meanwhile.
+  // The failed batch's changes go back to the head, unless a newer state of
+  // the same incident was queued meanwhile; its resends are taken again from
+  // where this batch started.
   void Requeue() {
     for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
+      if (it->resend) {
+        resend_due_ = true;
+        resend_cursor_ = batch_resend_cursor_;
+        continue;
+      }
       if (index_.count(it->incident_id)) continue;
       queue_.push_front(std::move(*it));
       index_[queue_.front().incident_id] = queue_.begin();
@@ -363,6 +388,9 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
   std::list<PendingAlert> queue_;
   std::unordered_map<std::string, std::list<PendingAlert>::iterator> index_;
   std::vector<PendingAlert> in_flight_;
+  bool resend_due_ = false;          // open_ is being resent, after resend_cursor_
+  std::string resend_cursor_;        // last id resent ("" = none yet; ids are non-empty)
+  std::string batch_resend_cursor_;  // resend_cursor_ when the batch in flight began
   std::shared_ptr<Attempt> attempt_;
   int64_t backoff_us_ = 0;
   uint64_t failures_ = 0;

@@ -30,18 +30,22 @@
 // A close of an incident this sink never saw opened (one restored from a
 // checkpoint) is sent too.
 //
-// Delivery: alerts wait in a queue of at most queue_size entries, one per
-// incident (a newer state of the same incident replaces the queued one).
-// One POST at a time carries up to max_batch alerts, with a deadline of
-// `timeout` over resolve, connect, write and read. A 2xx empties the batch;
-// a connection error, a timeout, a 5xx or a 429 puts the batch back at the
-// head of the queue and retries after a backoff that doubles from
-// backoff_initial to backoff_max and resets on the next success; any other
-// status (Alertmanager says the alerts are invalid) drops the batch, counted
-// in stats().rejected and logged with the reply. When the queue is full, the
-// oldest entry is dropped: PipelineEvents::StateEvicted(Evicted::kAlert)
-// (fingerprintd_evictions_total{what="alert"}). Nothing here ever blocks the
-// caller: OnIncident only queues.
+// Delivery: changes (opened, updated, closed) wait in a queue of at most
+// queue_size entries, one per incident (a newer state of the same incident
+// replaces the queued one); resends are not queued: after the queue, the open
+// incidents are taken in id order, so any number of them is resent without
+// filling the queue. One POST at a time carries up to max_batch alerts, with
+// a deadline of `timeout` over resolve, connect, write and read. A 2xx empties
+// the batch; a connection error, a timeout, a 5xx or a 429 puts its changes
+// back at the head of the queue (its resends are taken again) and retries
+// after a backoff that doubles from backoff_initial to backoff_max and resets
+// on the next success; any other status (Alertmanager says the alerts are
+// invalid) drops the batch, counted in stats().rejected and logged with the
+// reply. When the queue is full, the oldest change is dropped:
+// PipelineEvents::StateEvicted(Evicted::kAlert)
+// (fingerprintd_evictions_total{what="alert"}); an open incident's alert is
+// still resent at the next interval. Nothing here ever blocks the caller:
+// OnIncident only queues.
 //
 // Only http:// (no TLS client here: put a TLS proxy in front of an https
 // Alertmanager). Failures are logged through options.log once per outage

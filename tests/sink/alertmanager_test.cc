@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "testing/counting_events.h"
 #include "testing/replay_harness.h"
@@ -221,6 +222,30 @@ TEST_F(AlertmanagerSinkTest, AnOpenIncidentIsResentEveryIntervalWithItsEndMovedF
   EXPECT_EQ(resent["startsAt"], correlate::FormatRfc3339(kFirstSeen));
   EXPECT_EQ(resent["endsAt"], correlate::FormatRfc3339(now_us_ + 200'000));
   EXPECT_EQ(sink->stats().open, 1u);
+}
+
+TEST_F(AlertmanagerSinkTest, ManyMoreOpenIncidentsThanTheQueueHoldsAreAllResentAndNoneDropped) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) {
+    o.queue_size = 2;
+    o.max_batch = 2;
+    o.resend_interval_us = 100'000;
+  });
+  for (int i = 1; i <= 7; ++i) {
+    sink->OnIncident(correlate::IncidentChange::kOpened,
+                     IncidentOf("inc-" + std::to_string(i), {0}));
+    ASSERT_TRUE(RunUntil([&] { return sink->stats().sent >= static_cast<uint64_t>(i); }));
+  }
+  size_t before = am.requests.size();
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent >= 14; }));  // one resend of all 7
+  std::set<std::string> resent;
+  for (size_t r = before; r < am.requests.size(); ++r) {
+    EXPECT_LE(am.requests[r].body.size(), 2u);
+    for (const Json& a : am.requests[r].body) resent.insert(a["labels"]["incident_id"]);
+  }
+  EXPECT_EQ(resent.size(), 7u);
+  EXPECT_EQ(sink->stats().evicted, 0u);
+  EXPECT_EQ(events_.Evictions(Evicted::kAlert), 0u);
 }
 
 TEST_F(AlertmanagerSinkTest, AClosedIncidentIsSentOnceWithItsCloseTimeAndNeverResent) {

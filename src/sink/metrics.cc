@@ -111,6 +111,7 @@ Metrics::Metrics(std::string_view version)
   for (int w = 0; w < static_cast<int>(Evicted::kCount); ++w) {
     evictions_.Add({{"what", std::string(EvictedName(static_cast<Evicted>(w)))}});
   }
+  for (const char* label : {"source", "deployment"}) label_overflow_.Add({{"label", label}});
 }
 
 Metrics::~Metrics() = default;

@@ -2,6 +2,7 @@
 #include "http/api.h"
 
 #include <charconv>
+#include <cstdint>
 
 #include "http/status_page.h"
 #include "parse/time_util.h"
@@ -26,6 +27,9 @@ bool ParseSince(std::string_view text, int64_t* out_us) {
   int64_t seconds = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
   if (ec == std::errc() && end == text.data() + text.size()) {
+    // Beyond this the microseconds overflow int64 (found by tests/fuzz/http_fuzz.cc).
+    constexpr int64_t kMaxSeconds = INT64_MAX / 1'000'000;
+    if (seconds > kMaxSeconds || seconds < -kMaxSeconds) return false;
     *out_us = seconds * 1'000'000;
     return true;
   }

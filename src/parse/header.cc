@@ -240,7 +240,11 @@ bool ParseTrtLlm(std::string_view line, Header* out) {
       int32_t rank = 0;
       size_t digits_end = i;
       while (digits_end < rest.size() && IsDigit(rest[digits_end])) ++digits_end;
-      if (digits_end == i || digits_end >= rest.size() || rest[digits_end] != ']') break;
+      // At most 9 digits: an int32 rank (longer overflowed; found by tests/fuzz).
+      if (digits_end == i || digits_end - i > 9 || digits_end >= rest.size() ||
+          rest[digits_end] != ']') {
+        break;
+      }
       ReadDigits(rest, i, digits_end - i, &rank);
       out->has_worker = true;
       out->worker.role = ProcessRole::kWorker;

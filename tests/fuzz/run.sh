@@ -50,10 +50,13 @@ mkdir -p "$build/artifacts" "$build/logs"
 for name in "${names[@]}"; do
   corpus=$build/corpora/$name log=$build/logs/$name.log
   mkdir -p "$corpus"
+  # Inputs that once failed (tests/fuzz/regressions/NAME) run first with the seeds.
+  regressions=""
+  [ -d "tests/fuzz/regressions/$name" ] && regressions="tests/fuzz/regressions/$name"
   # shellcheck disable=SC2046
   if ! "$build/fingerprintd_${name}_fuzz" -max_total_time="$seconds" -max_len="$(max_len "$name")" \
       -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
-      $(dict "$name") "$corpus" $(seeds "$name") >"$log" 2>&1; then
+      $(dict "$name") "$corpus" $(seeds "$name") $regressions >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "fuzz $name: FAILED (input in $build/artifacts/, log $log)"
     exit 1

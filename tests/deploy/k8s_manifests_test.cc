@@ -88,7 +88,7 @@ TEST(K8sManifestsTest, EveryOverlayBuildsWithKubectlKustomize) {
   ASSERT_EQ(Shell("command -v kubectl").exit_code, 0)
       << "kubectl is missing: deploy/install-deps.sh installs it (kubernetes-client)";
   std::vector<std::string> overlays = Overlays();
-  for (const std::string& expected :
+  for (const char* expected :
        {"daemonset", "replay-job", "replay-job/collect", "sidecar", "sidecar-kubelet-log"}) {
     EXPECT_THAT(overlays, Contains(expected));
   }

@@ -77,7 +77,9 @@ TEST_F(ReplayShardTest, ConcatenatedShardsEqualTheUnshardedReplayAfterSorting) {
     }
     std::sort(united.begin(), united.end());
     EXPECT_EQ(united, expected) << "shards of " << count;
-    if (count > 1) EXPECT_GT(non_empty, 1) << "every deployment hashed to one of " << count;
+    if (count > 1) {
+      EXPECT_GT(non_empty, 1) << "every deployment hashed to one of " << count;
+    }
   }
 }
 

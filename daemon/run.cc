@@ -590,6 +590,7 @@ class Daemon {
         return;
       }
       next = std::move(*loaded);
+      config::ApplyLabels(config_.command_line_labels, &next);
       if (next.checkpoint_dir != config_.checkpoint_dir ||
           next.incidents_path != config_.incidents_path ||
           next.http_listen != config_.http_listen) {
@@ -663,6 +664,14 @@ int RunDaemon(const RunCommands& commands) {
   StatusOr<config::DaemonConfig> config = commands.config_path.empty()
                                               ? config::ConfigFromFlags(commands.flags)
                                               : config::LoadConfigFile(commands.config_path);
+  if (config.ok() && !commands.config_path.empty()) {
+    auto labels = config::ParseLabelFlags(commands.flags.labels);
+    if (!labels.ok()) {
+      config = labels.status();
+    } else {
+      config::ApplyLabels(*labels, &*config);
+    }
+  }
   if (!config.ok()) {
     std::cerr << "fingerprintd run: " << config.status().message() << "\n";
     return kExitUsage;
@@ -701,12 +710,16 @@ void AddRunCommands(CLI::App& app, RunCommands* commands) {
   config::RunFlags& flags = commands->flags;
   CLI::App* run = app.add_subcommand(
       "run", "Run the daemon: tail files (globs) and write incidents as they are decided");
-  run->add_option("--config", commands->config_path, "Config file (YAML); excludes the flags");
+  run->add_option("--config", commands->config_path,
+                  "Config file (YAML); only --label goes with it");
   run->add_option("--rules", flags.rules_dir, "Rule directory (default: embedded pack)");
   // One value per occurrence, so `--label a=b PATH` leaves PATH a positional.
+  // One value per occurrence, every occurrence kept; with --config they are
+  // added to every source of the file (config::ApplyLabels).
   run->add_option("--label", flags.labels, "Source label k=v (deployment=NAME names it)")
       ->expected(1)
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   run->add_option("--deployment-from", flags.deployment_from,
                   "RE2 over each path; its capture groups name the deployment");
   run->add_option("--checkpoint-dir", flags.checkpoint_dir,
@@ -733,11 +746,17 @@ int DispatchRunCommands(const RunCommands& commands) {
     return RunConfigCheck(commands.check_path);
   }
   if (commands.run != nullptr && *commands.run) {
-    bool has_flags = !commands.flags.paths.empty() || !commands.flags.labels.empty() ||
-                     !commands.flags.checkpoint_dir.empty() ||
-                     !commands.flags.deployment_from.empty();
-    if (!commands.config_path.empty() && has_flags) {
-      std::cerr << "fingerprintd run: --config and PATH-OR-GLOB/flags are exclusive\n";
+    // With --config, the file says it all but the labels (a sidecar's pod,
+    // namespace and node come from its args); any other flag would be ignored.
+    std::string conflicting = commands.flags.paths.empty() ? "" : "PATH-OR-GLOB";
+    for (const char* flag : {"--rules", "--deployment-from", "--checkpoint-dir", "--incidents",
+                             "--start-at", "--input-format", "--http"}) {
+      if (commands.run->count(flag) > 0)
+        conflicting += (conflicting.empty() ? "" : ", ") + std::string(flag);
+    }
+    if (!commands.config_path.empty() && !conflicting.empty()) {
+      std::cerr << "fingerprintd run: --config excludes " << conflicting
+                << " (set them in the config file; only --label goes with --config)\n";
       return kExitUsage;
     }
     if (commands.config_path.empty() && commands.flags.paths.empty()) {

@@ -478,6 +478,27 @@ StatusOr<DaemonConfig> LoadConfigFile(const std::string& path) {
   return ParseConfig(path, text.str());
 }
 
+StatusOr<std::map<std::string, std::string>> ParseLabelFlags(
+    const std::vector<std::string>& labels) {
+  std::map<std::string, std::string> out;
+  for (const std::string& label : labels) {
+    size_t eq = label.find('=');
+    std::string key = label.substr(0, eq);
+    if (eq == std::string::npos || !RE2::FullMatch(key, "[A-Za-z_][A-Za-z0-9_]*")) {
+      return InvalidArgumentError("--label: expected key=value, got '" + label + "'");
+    }
+    out[key] = label.substr(eq + 1);
+  }
+  return out;
+}
+
+void ApplyLabels(const std::map<std::string, std::string>& labels, DaemonConfig* config) {
+  for (SourceConfig& source : config->sources) {
+    for (const auto& [key, value] : labels) source.labels[key] = value;
+  }
+  config->command_line_labels = labels;
+}
+
 StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
   DaemonConfig config;
   config.rules_dir = flags.rules_dir;
@@ -506,14 +527,9 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
   }
   source.type = stdin_path ? SourceType::kStdin : SourceType::kFile;
   if (!stdin_path) source.paths = flags.paths;
-  for (const std::string& label : flags.labels) {
-    size_t eq = label.find('=');
-    std::string key = label.substr(0, eq);
-    if (eq == std::string::npos || !RE2::FullMatch(key, "[A-Za-z_][A-Za-z0-9_]*")) {
-      return InvalidArgumentError("--label: expected key=value, got '" + label + "'");
-    }
-    source.labels[key] = label.substr(eq + 1);
-  }
+  auto labels = ParseLabelFlags(flags.labels);
+  if (!labels.ok()) return labels.status();
+  source.labels = std::move(*labels);
   if (!flags.deployment_from.empty()) {
     std::string problem = DeploymentFromProblem(flags.deployment_from);
     if (!problem.empty()) return InvalidArgumentError("--deployment-from: " + problem);

@@ -141,6 +141,10 @@ struct DaemonConfig {
   std::string log_level = "info";
   std::string log_format = "text";
   TailerConfig tailer;
+  // `run --config FILE --label k=v...`: labels from the command line, set on
+  // every source over the file's own, and again after each SIGHUP reload (a
+  // sidecar's pod, namespace and node come from its args, not from the file).
+  std::map<std::string, std::string> command_line_labels;
 };
 
 // Parses a config text; `file` names it in errors.
@@ -162,6 +166,14 @@ struct RunFlags {
 };
 // Builds the one-source config; errors name the flag (`--label: ...`).
 StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags);
+
+// `--label k=v` values -> a map; InvalidArgumentError naming `--label` for
+// anything that is not key=value with a label-shaped key.
+StatusOr<std::map<std::string, std::string>> ParseLabelFlags(
+    const std::vector<std::string>& labels);
+// Sets `labels` on every source of `config` (over the same keys) and keeps
+// them as config->command_line_labels.
+void ApplyLabels(const std::map<std::string, std::string>& labels, DaemonConfig* config);
 
 // The deployment of a tailed file, as replay names it: the `deployment`
 // label; else the captures of `deployment_from` (compiled, may be null) over

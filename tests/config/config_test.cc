@@ -304,5 +304,23 @@ TEST(ConfigTest, BadSocketSourceValuesAreErrorsNamingTheKey) {
               HasSubstr("f.yaml:2: sources[0].max_connections"));
 }
 
+TEST(ConfigTest, CommandLineLabelsGoOnEverySourceOverTheFilesOwn) {
+  auto config = ParseConfig("f.yaml",
+                            "sources:\n"
+                            "  - {type: file, paths: [a.log], labels: {pod: from-file, team: x}}\n"
+                            "  - {type: tcp, listen: 127.0.0.1:0}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  auto labels = ParseLabelFlags({"pod=vllm-0", "node=gpu-7"});
+  ASSERT_TRUE(labels.ok());
+  ApplyLabels(*labels, &*config);
+  EXPECT_EQ(config->sources[0].labels, (std::map<std::string, std::string>{
+                                           {"node", "gpu-7"}, {"pod", "vllm-0"}, {"team", "x"}}));
+  EXPECT_EQ(config->sources[1].labels.at("pod"), "vllm-0");
+  EXPECT_EQ(config->command_line_labels.size(), 2u);
+  auto bad = ParseLabelFlags({"no-equals-sign"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("--label: expected key=value"));
+}
+
 }  // namespace
 }  // namespace fingerprintd::config

@@ -36,10 +36,10 @@ std::string Replaced(std::string text, const std::map<std::string, std::string>&
 
 class K8sSidecarRunTest : public run_harness::RunFixture {};
 
-// Enable when `fingerprintd run --config FILE` also takes --label k=v (more
-// than one): the downward-API labels reach the daemon that way (reported to
-// the lead; today run says "--config and PATH-OR-GLOB/flags are exclusive").
-TEST_F(K8sSidecarRunTest, DISABLED_TheSidecarAsTheKubeletStartsItReportsTheExampleFailure) {
+// The sidecar's container args are `run --config FILE --label pod=... --label
+// namespace=... --label node=...`: the downward-API labels reach the daemon
+// that way and must be on its incidents.
+TEST_F(K8sSidecarRunTest, TheSidecarAsTheKubeletStartsItReportsTheExampleFailure) {
   CommandResult built = Shell("kubectl kustomize " + Quoted(SourceDir() + "/deploy/k8s/sidecar"));
   ASSERT_EQ(built.exit_code, 0) << built.out;
   YAML::Node container, config_map;

@@ -1,0 +1,278 @@
+// Micro-benchmarks of the per-line stages (issue 15), so that a regression in
+// one of them shows as a number and not only as a slower bench/run.sh.
+//
+//   build-perf/fingerprintd_micro_bench                      # all, on a generated 4 MB mix
+//   build-perf/fingerprintd_micro_bench --benchmark_filter=Prefix
+//   FINGERPRINTD_MICRO_LOG=/tmp/b.log build-perf/fingerprintd_micro_bench
+//
+// The input is bench/gen_log.py's realistic vLLM mix (seed 1, 4 MiB, plain),
+// generated once into /tmp/fingerprintd-micro-bench/ unless
+// FINGERPRINTD_MICRO_LOG names a file. Each benchmark first runs the stages
+// before it once, untimed, so it measures one stage on the inputs that stage
+// really sees: the literal scanner on header-stripped messages, the prefix
+// parser on ANSI-cleaned lines, the header parser on the text after the prefix.
+// Throughput counters are bytes of the stage's own input per second.
+#include <benchmark/benchmark.h>
+#include <re2/filtered_re2.h>
+#include <re2/re2.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/rules.h"
+#include "parse/ansi.h"
+#include "parse/header.h"
+#include "parse/prefix.h"
+#include "rules/literal_scanner.h"
+
+namespace fingerprintd {
+namespace {
+
+// The lines of the mix, and what each stage sees of them.
+struct Corpus {
+  std::string text;                   // the whole file
+  std::vector<std::string> lines;     // physical lines, ANSI kept
+  std::vector<std::string> cleaned;   // after CleanLine
+  std::vector<std::string> rests;     // after the process prefixes
+  std::vector<std::string> messages;  // after the header
+  size_t Bytes(const std::vector<std::string>& v) const {
+    size_t n = 0;
+    for (const std::string& s : v) n += s.size();
+    return n;
+  }
+};
+
+std::string InputPath() {
+  if (const char* env = std::getenv("FINGERPRINTD_MICRO_LOG"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  const std::filesystem::path dir = "/tmp/fingerprintd-micro-bench";
+  const std::filesystem::path file = dir / "mix-seed1-4mb.log";
+  if (!std::filesystem::exists(file)) {
+    std::filesystem::create_directories(dir);
+    const std::string cmd = "python3 " FINGERPRINTD_SOURCE_DIR
+                            "/bench/gen_log.py --size-mb 4 --seed 1 --format plain -o " +
+                            file.string() + ".tmp 2>/dev/null && mv " + file.string() + ".tmp " +
+                            file.string();
+    if (std::system(cmd.c_str()) != 0) {
+      std::fprintf(stderr, "cannot generate %s\n", file.c_str());
+      std::exit(1);
+    }
+  }
+  return file.string();
+}
+
+const Corpus& GetCorpus() {
+  static const Corpus* corpus = [] {
+    auto* c = new Corpus;
+    std::ifstream in(InputPath(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    c->text = ss.str();
+    std::string scratch;
+    std::istringstream lines(c->text);
+    for (std::string line; std::getline(lines, line);) {
+      parse::CleanFlags flags;
+      const std::string clean(parse::CleanLine(line, &scratch, &flags));
+      parse::ProcessId id;
+      std::string_view key;
+      const size_t consumed = parse::ParsePrefixes(clean, &id, &key);
+      const std::string rest = clean.substr(consumed);
+      parse::Header header;
+      parse::ParseHeader(rest, &header);
+      c->messages.emplace_back(header.message);
+      c->lines.push_back(std::move(line));
+      c->cleaned.push_back(clean);
+      c->rests.push_back(rest);
+    }
+    return c;
+  }();
+  return *corpus;
+}
+
+std::shared_ptr<const rules::RuleSet> Pack() {
+  static const std::shared_ptr<const rules::RuleSet> pack = [] {
+    auto loaded = rules::LoadEmbeddedRules();
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "embedded rule pack: %s\n", loaded.status().message().c_str());
+      std::exit(1);
+    }
+    return *loaded;
+  }();
+  return pack;
+}
+
+// The prefilter's atoms, built as RuleSet::Compile builds them.
+const rules::LiteralScanner& PackScanner() {
+  static const rules::LiteralScanner* scanner = [] {
+    re2::FilteredRE2 filter(6);
+    RE2::Options options;
+    options.set_log_errors(false);
+    for (const rules::Rule& rule : Pack()->rules()) {
+      for (const rules::Stage& stage : rule.stages) {
+        for (const std::string& p : stage.patterns) {
+          int id;
+          filter.Add(p, options, &id);
+        }
+      }
+    }
+    for (const rules::FactExtractor& fact : Pack()->facts()) {
+      for (const std::string& p : fact.patterns) {
+        int id;
+        filter.Add(p, options, &id);
+      }
+    }
+    std::vector<std::string> atoms;
+    filter.Compile(&atoms);
+    return new rules::LiteralScanner(atoms);
+  }();
+  return *scanner;
+}
+
+void SetThroughput(benchmark::State& state, size_t bytes, size_t items) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * items));
+}
+
+// The prefilter's first pass, as the engine runs it: once per message.
+void BM_LiteralScannerAnyPerMessage(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  const rules::LiteralScanner& scanner = PackScanner();
+  for (auto _ : state) {
+    size_t hits = 0;
+    for (const std::string& m : c.messages) hits += scanner.Any(m);
+    benchmark::DoNotOptimize(hits);
+  }
+  SetThroughput(state, c.Bytes(c.messages), c.messages.size());
+}
+BENCHMARK(BM_LiteralScannerAnyPerMessage);
+
+// The same scanner over the raw file in 64 KiB read buffers (what a
+// buffer-first matcher would do): every atom of each buffer.
+void BM_LiteralScannerFindAllPerBuffer(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  const rules::LiteralScanner& scanner = PackScanner();
+  constexpr size_t kBuffer = 64 << 10;
+  std::vector<int> found;
+  for (auto _ : state) {
+    size_t hits = 0;
+    for (size_t at = 0; at < c.text.size(); at += kBuffer) {
+      scanner.FindAll(std::string_view(c.text).substr(at, kBuffer), &found);
+      hits += found.size();
+    }
+    benchmark::DoNotOptimize(hits);
+  }
+  SetThroughput(state, c.text.size(), c.lines.size());
+}
+BENCHMARK(BM_LiteralScannerFindAllPerBuffer);
+
+// `parse` over the cleaned lines that start with '(' or '[', as the source
+// parser calls it; the bytes counted are those of every cleaned line.
+template <typename ParseFn>
+void RunPrefixes(benchmark::State& state, ParseFn parse) {
+  const Corpus& c = GetCorpus();
+  for (auto _ : state) {
+    size_t consumed = 0;
+    for (const std::string& line : c.cleaned) {
+      if (line.empty() || (line[0] != '(' && line[0] != '[')) continue;
+      parse::ProcessId id;
+      std::string_view key;
+      consumed += parse(line, &id, &key);
+    }
+    benchmark::DoNotOptimize(consumed);
+  }
+  SetThroughput(state, c.Bytes(c.cleaned), c.cleaned.size());
+}
+
+void BM_ParsePrefixes(benchmark::State& state) { RunPrefixes(state, parse::ParsePrefixes); }
+BENCHMARK(BM_ParsePrefixes);
+
+void BM_ParseHeader(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  for (auto _ : state) {
+    size_t found = 0;
+    for (const std::string& rest : c.rests) {
+      parse::Header header;
+      found += parse::ParseHeader(rest, &header);
+    }
+    benchmark::DoNotOptimize(found);
+  }
+  SetThroughput(state, c.Bytes(c.rests), c.rests.size());
+}
+BENCHMARK(BM_ParseHeader);
+
+// The whole prefilter (scan, then FilteredRE2 and RE2 on candidates) per message.
+void BM_RuleSetMatch(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  const std::shared_ptr<const rules::RuleSet> pack = Pack();
+  std::vector<int> atoms, matched;
+  for (auto _ : state) {
+    size_t hits = 0;
+    for (const std::string& m : c.messages) {
+      pack->Match(m, &atoms, &matched);
+      hits += matched.size();
+    }
+    benchmark::DoNotOptimize(hits);
+  }
+  SetThroughput(state, c.Bytes(c.messages), c.messages.size());
+}
+BENCHMARK(BM_RuleSetMatch);
+
+class NullRecordSink final : public parse::RecordSink {
+ public:
+  void OnRecord(const LogRecord& record) override { benchmark::DoNotOptimize(record.message); }
+  void OnTraceback(const Traceback&) override {}
+};
+
+class NullHitSink final : public rules::HitSink {
+ public:
+  void OnHit(rules::RuleHit hit) override { benchmark::DoNotOptimize(hit.time_us); }
+  void OnFact(uint32_t, const std::string&, const std::string&) override {}
+  void OnWorkerSeen(uint32_t, const WorkerInfo&) override {}
+  void OnWorkerRank(uint32_t, const WorkerInfo&) override {}
+};
+
+// A source's parser alone (envelope, cleaning, prefixes, header, time,
+// tracebacks), one fresh parser per pass over the mix.
+void BM_SourceParser(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  NullPipelineEvents events;
+  NullRecordSink sink;
+  for (auto _ : state) {
+    parse::SourceParser parser(0, "mix.log", parse::ParserOptions{}, events, sink);
+    for (const std::string& line : c.lines) parser.Feed(line);
+    parser.Finish();
+  }
+  SetThroughput(state, c.text.size(), c.lines.size());
+}
+BENCHMARK(BM_SourceParser)->Unit(benchmark::kMillisecond);
+
+// The parser feeding the rule engine: the per-line work of replay short of
+// reading and correlation. Minus BM_SourceParser, the engine's share.
+void BM_SourceParserAndRuleEngine(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  NullPipelineEvents events;
+  NullHitSink hits;
+  for (auto _ : state) {
+    rules::RuleEngine engine(Pack(), 0, events, hits);
+    parse::SourceParser parser(0, "mix.log", parse::ParserOptions{}, events, engine);
+    for (const std::string& line : c.lines) parser.Feed(line);
+    parser.Finish();
+    engine.Finish();
+  }
+  SetThroughput(state, c.text.size(), c.lines.size());
+}
+BENCHMARK(BM_SourceParserAndRuleEngine)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace fingerprintd
+
+BENCHMARK_MAIN();

@@ -195,6 +195,16 @@ void RunPrefixes(benchmark::State& state, ParseFn parse) {
 void BM_ParsePrefixes(benchmark::State& state) { RunPrefixes(state, parse::ParsePrefixes); }
 BENCHMARK(BM_ParsePrefixes);
 
+// The same lines through the source parser's PrefixCache: chains seen in the
+// last few prefixed lines are compared, not parsed.
+void BM_PrefixCache(benchmark::State& state) {
+  parse::PrefixCache cache;
+  RunPrefixes(state, [&](std::string_view line, parse::ProcessId* id, std::string_view* key) {
+    return cache.Parse(line, id, key);
+  });
+}
+BENCHMARK(BM_PrefixCache);
+
 void BM_ParseHeader(benchmark::State& state) {
   const Corpus& c = GetCorpus();
   for (auto _ : state) {

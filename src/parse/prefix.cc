@@ -191,4 +191,50 @@ size_t ParsePrefixes(std::string_view text, ProcessId* out, std::string_view* ke
   return consumed;
 }
 
+bool PrefixCache::Hit(const Entry& e, std::string_view text, ProcessId* out,
+                      std::string_view* key) const {
+  const size_t n = e.bytes.size();
+  if (n == 0 || text.size() < n || text.compare(0, n, e.bytes) != 0) return false;
+  // The chain's own bytes decide its parse; what follows them must end it as
+  // it ended there: no separating space the cached chain lacked, and no
+  // further '(' or '[' that could be one more prefix.
+  size_t next = n;
+  if (e.bytes.back() != ' ' && next < text.size() && text[next] == ' ') return false;
+  while (next < text.size() && text[next] == ' ') ++next;
+  if (next < text.size() && (text[next] == '(' || text[next] == '[')) return false;
+  *out = e.id;
+  out->name = text.substr(e.name.at, e.name.size);
+  out->ip = text.substr(e.ip.at, e.ip.size);
+  *key = text.substr(e.key.at, e.key.size);
+  return true;
+}
+
+size_t PrefixCache::Parse(std::string_view text, ProcessId* out, std::string_view* key) {
+  if (Hit(entries_[last_hit_], text, out, key)) return entries_[last_hit_].bytes.size();
+  for (size_t i = 0; i < kEntries; ++i) {
+    if (i != last_hit_ && Hit(entries_[i], text, out, key)) {
+      last_hit_ = i;
+      return entries_[i].bytes.size();
+    }
+  }
+  const size_t consumed = ParsePrefixes(text, out, key);
+  if (consumed > 0) {
+    auto span = [&](std::string_view part) {
+      return part.empty() ? Span{}
+                          : Span{static_cast<size_t>(part.data() - text.data()), part.size()};
+    };
+    Entry& e = entries_[next_victim_];
+    last_hit_ = next_victim_;
+    next_victim_ = (next_victim_ + 1) % kEntries;
+    e.bytes.assign(text.data(), consumed);
+    e.id = *out;
+    e.id.name = {};
+    e.id.ip = {};
+    e.name = span(out->name);
+    e.ip = span(out->ip);
+    e.key = span(*key);
+  }
+  return consumed;
+}
+
 }  // namespace fingerprintd::parse

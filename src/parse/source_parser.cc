@@ -124,8 +124,10 @@ struct SourceParser::Impl {
   std::string clean_scratch;
   WorkerInfo* unprefixed = nullptr;
   WorkerInfo* header_worker = nullptr;  // rank named by the last record's header
-  // Consecutive lines mostly come from the same process: compare the prefix
-  // text before hashing.
+  // Consecutive lines mostly come from the same process: their prefix bytes
+  // are compared before parsing (PrefixCache), the innermost prefix's text
+  // before hashing (last_key).
+  PrefixCache prefix_cache;
   std::string last_key;
   WorkerInfo* last_worker = nullptr;
   std::string key_scratch;
@@ -281,7 +283,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   if (!clean.empty() && (clean[0] == '(' || clean[0] == '[')) {
     ProcessId id;
     std::string_view key;
-    consumed = ParsePrefixes(clean, &id, &key);
+    consumed = prefix_cache.Parse(clean, &id, &key);
     if (consumed > 0) worker = Lookup(id, key);
   }
   std::string_view rest = clean.substr(consumed);

@@ -105,6 +105,12 @@ TEST(DockerfileTest, RuntimePackagesAreExactlyThoseOfTheLibrariesTheBinaryLinks)
   CommandResult owners = Shell(command);
   ASSERT_EQ(owners.exit_code, 0) << owners.out;
   std::set<std::string> linked = Words(owners.out);
+  // A sanitizer build (make test-sanitize) also links the sanitizers' runtimes;
+  // the image is never such a build.
+  std::erase_if(linked, [](const std::string& package) {
+    return package.starts_with("libasan") || package.starts_with("libubsan") ||
+           package.starts_with("libtsan");
+  });
   ASSERT_THAT(linked, ::testing::Contains("libre2-9"));
   EXPECT_EQ(AptInstall(1), linked);
 }

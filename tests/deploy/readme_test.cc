@@ -191,14 +191,16 @@ TEST_F(ReadmeTest, MetricsListIsWhatARunningDaemonServes) {
   fs::copy_file(SourceDir() + "/examples/qwen3-fp8-rtx5090/worker.log", dir_ / "logs" / "0.log");
   run_harness::DaemonProcess daemon({"--config", (dir_ / "daemon.yaml").string()},
                                     dir_ / "daemon.err");
-  std::smatch port;
+  int port = 0;  // from the log line; a smatch would point into a string gone after the lambda
   ASSERT_TRUE(run_harness::WaitFor([&] {
     static const std::regex kListening(R"(http: listening on 127\.0\.0\.1:(\d+))");
     std::string err = run_harness::ReadFile(dir_ / "daemon.err");
-    return std::regex_search(err, port, kListening) &&
+    std::smatch match;
+    if (std::regex_search(err, match, kListening)) port = std::stoi(match[1].str());
+    return port != 0 &&
            run_harness::ReadFile(dir_ / "incidents.jsonl").find('\n') != std::string::npos;
   })) << run_harness::ReadFile(dir_ / "daemon.err");
-  HttpReply metrics = HttpGet(static_cast<uint16_t>(std::stoi(port[1].str())), "/metrics");
+  HttpReply metrics = HttpGet(static_cast<uint16_t>(port), "/metrics");
   ASSERT_EQ(metrics.status, 200);
   std::set<std::string> served;
   static const std::regex kHelp("# HELP (fingerprintd_[a-z_]+) ");

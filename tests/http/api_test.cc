@@ -8,6 +8,7 @@
 
 #include "http/status_page.h"
 #include "testing/counting_events.h"
+#include "testing/incident_builder.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::http {
@@ -22,11 +23,7 @@ constexpr int64_t kNow = 1'764'504'000 * kSecond;  // 2025-11-30T12:00:00Z
 correlate::Incident IncidentOf(const std::string& id, const std::string& deployment,
                                const std::string& rule, int expected, std::vector<int32_t> ranks,
                                int64_t last_seen_us) {
-  auto rules = testing::EmbeddedRules();
-  correlate::Incident incident;
-  incident.incident_id = id;
-  incident.rule = std::shared_ptr<const rules::Rule>(rules, rules->Find(rule));
-  incident.deployment = deployment;
+  correlate::Incident incident = testing::IncidentOfRule(rule, id, deployment);
   incident.expected = expected;
   incident.affected = static_cast<int>(ranks.size());
   incident.ranks = std::move(ranks);

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "testing/counting_events.h"
+#include "testing/incident_builder.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::sink {
@@ -113,12 +114,8 @@ unsigned short FreePort(asio::io_context& io) {
 }
 
 correlate::Incident IncidentOf(const std::string& id, std::vector<int32_t> ranks) {
-  auto rules = testing::EmbeddedRules();
-  correlate::Incident incident;
-  incident.incident_id = id;
-  incident.rule =
-      std::shared_ptr<const rules::Rule>(rules, rules->Find("deepgemm-unknown-sf-transformation"));
-  incident.deployment = "qwen3";
+  correlate::Incident incident =
+      testing::IncidentOfRule("deepgemm-unknown-sf-transformation", id, "qwen3");
   incident.labels = {{"namespace", "llm"}};
   incident.confidence = rules::Confidence::kConfirmed;
   incident.expected = 2;

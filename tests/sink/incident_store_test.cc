@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/counting_events.h"
+#include "testing/incident_builder.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::sink {
@@ -12,11 +13,7 @@ namespace {
 constexpr int64_t kHour = 3600LL * 1'000'000;
 
 correlate::Incident IncidentOf(const std::string& id, int64_t last_seen_us) {
-  auto rules = testing::EmbeddedRules();
-  correlate::Incident incident;
-  incident.incident_id = id;
-  incident.rule = std::shared_ptr<const rules::Rule>(rules, rules->Find("cuda-out-of-memory"));
-  incident.deployment = "d";
+  correlate::Incident incident = testing::IncidentOfRule("cuda-out-of-memory", id, "d");
   incident.last_seen_us = last_seen_us;
   return incident;
 }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/incident_builder.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::sink {
@@ -12,12 +13,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 correlate::Incident IncidentOf(const std::string& id, std::vector<int32_t> ranks) {
-  auto rules = testing::EmbeddedRules();
-  correlate::Incident incident;
-  incident.incident_id = id;
-  incident.rule =
-      std::shared_ptr<const rules::Rule>(rules, rules->Find("deepgemm-unknown-sf-transformation"));
-  incident.deployment = "qwen3";
+  correlate::Incident incident =
+      testing::IncidentOfRule("deepgemm-unknown-sf-transformation", id, "qwen3");
   incident.ranks = std::move(ranks);
   return incident;
 }

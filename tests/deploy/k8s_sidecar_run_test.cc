@@ -76,12 +76,11 @@ TEST_F(K8sSidecarRunTest, TheSidecarAsTheKubeletStartsItReportsTheExampleFailure
   args[1] = config_path;     // --config /etc/fingerprintd/fingerprintd.yaml
   run_harness::DaemonProcess daemon(args, dir_ / "daemon.err");
 
-  std::smatch port;
+  uint16_t metrics_port = 0;
   ASSERT_TRUE(run_harness::WaitFor([&] {
-    std::string err = Stderr();
-    return std::regex_search(err, port, std::regex(R"(http: listening on 127\.0\.0\.1:(\d+))"));
+    metrics_port = run_harness::HttpPortIn(Stderr());
+    return metrics_port != 0;
   })) << Stderr();
-  const uint16_t metrics_port = static_cast<uint16_t>(std::stoi(port[1]));
   EXPECT_EQ(HttpGet(metrics_port, container["livenessProbe"]["httpGet"]["path"].Scalar()).status,
             200);
   EXPECT_TRUE(run_harness::WaitFor([&] {

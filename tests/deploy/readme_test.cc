@@ -191,16 +191,13 @@ TEST_F(ReadmeTest, MetricsListIsWhatARunningDaemonServes) {
   fs::copy_file(SourceDir() + "/examples/qwen3-fp8-rtx5090/worker.log", dir_ / "logs" / "0.log");
   run_harness::DaemonProcess daemon({"--config", (dir_ / "daemon.yaml").string()},
                                     dir_ / "daemon.err");
-  int port = 0;  // from the log line; a smatch would point into a string gone after the lambda
+  uint16_t port = 0;
   ASSERT_TRUE(run_harness::WaitFor([&] {
-    static const std::regex kListening(R"(http: listening on 127\.0\.0\.1:(\d+))");
-    std::string err = run_harness::ReadFile(dir_ / "daemon.err");
-    std::smatch match;
-    if (std::regex_search(err, match, kListening)) port = std::stoi(match[1].str());
+    port = run_harness::HttpPortIn(run_harness::ReadFile(dir_ / "daemon.err"));
     return port != 0 &&
            run_harness::ReadFile(dir_ / "incidents.jsonl").find('\n') != std::string::npos;
   })) << run_harness::ReadFile(dir_ / "daemon.err");
-  HttpReply metrics = HttpGet(static_cast<uint16_t>(port), "/metrics");
+  HttpReply metrics = HttpGet(port, "/metrics");
   ASSERT_EQ(metrics.status, 200);
   std::set<std::string> served;
   static const std::regex kHelp("# HELP (fingerprintd_[a-z_]+) ");

@@ -70,6 +70,18 @@ inline std::string Slice(const std::vector<std::string>& lines, size_t from, siz
   return out;
 }
 
+// The port of the last "http: listening on 127.0.0.1:PORT" line in a
+// daemon's stderr (a restarted daemon logs its own), 0 if there is none.
+inline uint16_t HttpPortIn(const std::string& stderr_text) {
+  static const std::regex kListening(R"(http: listening on 127\.0\.0\.1:(\d+))");
+  uint16_t port = 0;
+  for (std::sregex_iterator it(stderr_text.begin(), stderr_text.end(), kListening), end;
+       it != end; ++it) {
+    port = static_cast<uint16_t>(std::stoi((*it)[1].str()));
+  }
+  return port;
+}
+
 // A running `fingerprintd run ARGS...`; stderr is appended to a file.
 class DaemonProcess {
  public:
@@ -170,15 +182,7 @@ class RunFixture : public ::testing::Test {
   fs::path Incidents() const { return dir_ / "incidents.jsonl"; }
   // The port of the daemon's "http: listening on 127.0.0.1:PORT" line (the
   // last one: a restarted daemon logs its own), 0 before it is logged.
-  uint16_t HttpPort() const {
-    static const std::regex kListening(R"(http: listening on 127\.0\.0\.1:(\d+))");
-    std::string err = Stderr();
-    uint16_t port = 0;
-    for (std::sregex_iterator it(err.begin(), err.end(), kListening), end; it != end; ++it) {
-      port = static_cast<uint16_t>(std::stoi((*it)[1]));
-    }
-    return port;
-  }
+  uint16_t HttpPort() const { return HttpPortIn(Stderr()); }
   std::string Stderr() const { return ReadFile(dir_ / "daemon.err"); }
   bool StderrHas(const std::string& text) const { return Stderr().find(text) != std::string::npos; }
   size_t StderrCount(const std::string& text) const {

@@ -274,9 +274,13 @@ void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
   Stream& s = *stream;
   streams_[path] = std::move(stream);
   WatchStream(s);
+  // Opened before the client hears of the stream: a file renamed away right
+  // after OnOpen() (a rotation racing the first open) is still the one read,
+  // and step 2 of the poll then finds its successor at the path.
+  std::unique_ptr<OpenFile> file = OpenPath(path);
   if (std::optional<StreamCheckpoint> checkpoint = client_.OnOpen(path)) {
     Resume(s, *checkpoint);
-  } else if (auto file = OpenPath(path)) {
+  } else if (file) {
     bool at_end = (initial && options_.start_at_end) || ignored_.count(path);
     file->read_offset = at_end ? file->last_size : 0;
     file->base = 0;

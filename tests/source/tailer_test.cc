@@ -11,8 +11,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "source/glob.h"
@@ -34,6 +36,7 @@ struct ReadLine {
 class RecordingClient final : public TailerClient {
  public:
   std::optional<StreamCheckpoint> OnOpen(const std::string& stream) override {
+    if (on_open) std::exchange(on_open, nullptr)(stream);
     auto it = checkpoints.find(stream);
     if (it == checkpoints.end()) return std::nullopt;
     return it->second;
@@ -50,6 +53,7 @@ class RecordingClient final : public TailerClient {
   }
 
   std::map<std::string, StreamCheckpoint> checkpoints;
+  std::function<void(const std::string&)> on_open;  // runs once, inside the next OnOpen()
   std::vector<ReadLine> lines;
   std::vector<std::string> ended;
 };
@@ -123,6 +127,21 @@ TEST_F(TailerTest, RenameAndCreateReadsTheOldFileToItsEndBeforeTheNewOne) {
   EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "a3", "b1"));
   EXPECT_EQ(client_.lines[3].offset, 9u);  // the stream goes on where the old file ended
   EXPECT_EQ(events_.rotations, 1u);
+  EXPECT_EQ(tailer->stats().rotations, 1u);
+}
+
+TEST_F(TailerTest, AFileRotatedAwayWhileTheClientIsToldOfItIsStillReadBeforeItsSuccessor) {
+  // The daemon logs "tailing PATH" in OnOpen(); a rotation right then must not
+  // make the tailer open the successor instead and lose the first file.
+  Append("0.log", "a1\na2\n");
+  auto tailer = MakeTailer("0.log");
+  client_.on_open = [&](const std::string&) {
+    fs::rename(Path("0.log"), Path("0.log.1"));
+    Append("0.log", "b1\n");
+  };
+  tailer->Rescan(now_);
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
   EXPECT_EQ(tailer->stats().rotations, 1u);
 }
 

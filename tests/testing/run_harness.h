@@ -75,8 +75,8 @@ inline std::string Slice(const std::vector<std::string>& lines, size_t from, siz
 inline uint16_t HttpPortIn(const std::string& stderr_text) {
   static const std::regex kListening(R"(http: listening on 127\.0\.0\.1:(\d+))");
   uint16_t port = 0;
-  for (std::sregex_iterator it(stderr_text.begin(), stderr_text.end(), kListening), end;
-       it != end; ++it) {
+  for (std::sregex_iterator it(stderr_text.begin(), stderr_text.end(), kListening), end; it != end;
+       ++it) {
     port = static_cast<uint16_t>(std::stoi((*it)[1].str()));
   }
   return port;

@@ -22,6 +22,12 @@ PACKAGES=(
   prometheus-alertmanager # e2e: the daemon's pushed alerts
   chromium                # e2e: the HTML page rendered headless
   socat                   # e2e: socket sources fed by a real client
+  # Hardening (.ci/run, Makefile): clang 14 with libFuzzer and the sanitizer
+  # runtimes for `make fuzz-smoke` / `make test-tsan`, valgrind for `make
+  # memcheck`, Google Benchmark for the micro-benchmarks (bench/micro).
+  clang libclang-rt-14-dev
+  valgrind
+  libbenchmark-dev
 )
 # kubectl (for `kubectl kustomize` of deploy/k8s): Debian's kubernetes-client,
 # unless a kubectl is already there (another package owning /usr/bin/kubectl,

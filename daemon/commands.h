@@ -2,6 +2,7 @@
 //   fingerprintd run --config FILE
 //   fingerprintd run [--label k=v]... [--deployment-from REGEX] [--checkpoint-dir DIR]
 //                    [--incidents PATH] [--start-at beginning|end] PATH-OR-GLOB...
+//   fingerprintd run ... --audit FILE   (hidden: the committed lines, daemon/audit.h)
 //   fingerprintd config check FILE
 //
 //   RunCommands run;
@@ -22,6 +23,7 @@ struct RunCommands {
   CLI::App* config_check = nullptr;
   std::string config_path;
   std::string check_path;
+  std::string audit_path;  // --audit: empty = none
   config::RunFlags flags;
 };
 

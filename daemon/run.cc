@@ -19,6 +19,10 @@
 // fails the old ones keep running (logged, counted); if both load, the engine
 // is rebuilt from an in-memory checkpoint (the same path as a restart), so the
 // new rules see exactly the state the old ones left.
+//
+// `--audit FILE` (hidden, for bench/soak.sh): every line read is recorded in
+// an AuditLog (audit.h) and written to FILE with the checkpoint that commits
+// it, so a soak that SIGKILLs the daemon can count lines lost and doubled.
 #include <re2/re2.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -36,6 +40,7 @@
 #include <memory>
 #include <optional>
 
+#include "audit.h"
 #include "commands.h"
 #include "config/config.h"
 #include "fingerprintd/correlate.h"
@@ -136,13 +141,14 @@ class FileSource final : public LiveSource, public source::TailerClient {
  public:
   FileSource(asio::io_context& io, const config::SourceConfig& config,
              const config::TailerConfig& tailer_config, Pipeline& pipeline, PipelineEvents& events,
-             const RestoredSources& restored, std::function<void()> on_read)
+             const RestoredSources& restored, std::function<void()> on_read, AuditLog* audit)
       : io_(io),
         on_read_(std::move(on_read)),
         config_(config),
         tailer_config_(tailer_config),
         pipeline_(pipeline),
         restored_(restored),
+        audit_(audit),
         descriptor_(io) {
     if (!config.deployment_from.empty())
       deployment_from_ = std::make_unique<RE2>(config.deployment_from);
@@ -263,7 +269,9 @@ class FileSource final : public LiveSource, public source::TailerClient {
   }
   void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override {
     auto it = ids_.find(stream);
-    if (it != ids_.end()) pipeline_.Feed(it->second, line, offset);
+    if (it == ids_.end()) return;
+    if (audit_ != nullptr) audit_->OnFileLine(stream, line, offset);
+    pipeline_.Feed(it->second, line, offset);
   }
   void OnSwitched(const std::string& stream, bool truncated) override {
     spdlog::info("{}: {}; reading on from its byte 0", stream,
@@ -293,6 +301,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
   config::TailerConfig tailer_config_;
   Pipeline& pipeline_;
   const RestoredSources& restored_;
+  AuditLog* audit_;  // null without --audit
   std::unique_ptr<RE2> deployment_from_;
   std::unique_ptr<source::InotifyWatcher> watcher_;
   std::unique_ptr<source::Tailer> tailer_;
@@ -312,8 +321,10 @@ struct Engine {
 
 class Daemon {
  public:
-  Daemon(config::DaemonConfig config, std::shared_ptr<const rules::RuleSet> rules)
+  Daemon(config::DaemonConfig config, std::shared_ptr<const rules::RuleSet> rules,
+         std::string audit_path)
       : config_(std::move(config)),
+        audit_path_(std::move(audit_path)),
         rules_(std::move(rules)),
         signals_(io_, SIGINT, SIGTERM, SIGHUP),
         advance_timer_(io_),
@@ -373,6 +384,22 @@ class Daemon {
     } else {
       spdlog::warn("no checkpoint_dir: a restart starts from start_at and forgets open incidents");
     }
+    if (!audit_path_.empty()) {
+      if (!store_) {
+        spdlog::error("--audit needs a checkpoint_dir: it is written with the checkpoints");
+        return kExitUsage;
+      }
+      // The file holds the lines of the checkpoint being resumed: what a crash
+      // wrote after it is read again, so it is cut off (audit.h).
+      uint64_t committed = checkpoint && checkpoint->audit_bytes > 0 ? checkpoint->audit_bytes : 0;
+      auto audit = AuditLog::Open(audit_path_, committed);
+      if (!audit.ok()) {
+        spdlog::error("{}", audit.status().message());
+        return kExitUsage;
+      }
+      audit_ = std::move(*audit);
+      spdlog::info("audit: committed lines to {} (from byte {})", audit_path_, committed);
+    }
     if (Status s = StartEngine(checkpoint ? &*checkpoint : nullptr); !s.ok()) {
       spdlog::error("{}", s.message());
       return kExitUsage;
@@ -418,13 +445,19 @@ class Daemon {
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {
       if (source.type != config::SourceType::kFile) {  // tcp, unix, stdin: socket_source.h
-        engine_->sources.push_back(MakeSocketSource(
-            source,
-            {io_, *engine_->pipeline, metrics_, [this] { Wake(); }, [this] { EndOfInput(); }}));
+        SocketSourceContext context{io_, *engine_->pipeline, metrics_, [this] { Wake(); },
+                                    [this] { EndOfInput(); }};
+        if (audit_) {
+          context.on_line = [audit = audit_.get()](std::string_view name, std::string_view line) {
+            audit->OnSocketLine(name, line);
+          };
+        }
+        engine_->sources.push_back(MakeSocketSource(source, std::move(context)));
         continue;
       }
-      auto file = std::make_unique<FileSource>(io_, source, config_.tailer, *engine_->pipeline,
-                                               metrics_, engine_->restored, [this] { Wake(); });
+      auto file = std::make_unique<FileSource>(
+          io_, source, config_.tailer, *engine_->pipeline, metrics_, engine_->restored,
+          [this] { Wake(); }, audit_.get());
       files.push_back(file.get());
       engine_->sources.push_back(std::move(file));
     }
@@ -476,11 +509,23 @@ class Daemon {
     activity_at_checkpoint_ = activity;
     fanout_.changed = false;
     if (!store_) return;
-    if (Status s = store_->Save(Snapshot()); !s.ok()) {
+    source::Checkpoint checkpoint = Snapshot();
+    if (audit_) {
+      auto bytes = audit_->Prepare(checkpoint);
+      if (!bytes.ok()) {
+        metrics_.CheckpointFailed();
+        spdlog::error("checkpoint not saved: {}", bytes.status().message());
+        return;
+      }
+      checkpoint.audit_bytes = static_cast<int64_t>(*bytes);
+    }
+    if (Status s = store_->Save(checkpoint); !s.ok()) {
+      if (audit_) audit_->Abort();
       metrics_.CheckpointFailed();
       spdlog::error("checkpoint: {}", s.message());
       return;
     }
+    if (audit_) audit_->Confirm();
     metrics_.CheckpointSaved(WallNowMicros());
   }
 
@@ -609,6 +654,7 @@ class Daemon {
       return;
     }
     source::Checkpoint snapshot = Snapshot();
+    if (audit_) audit_->Rewind(snapshot);  // the new sources read those lines again
     for (auto& source : engine_->sources) source->Stop();
     // Callbacks of the old sources may still be queued; they check their
     // stopped flag, so the engine is retired only after they had a chance to run.
@@ -625,6 +671,7 @@ class Daemon {
   }
 
   config::DaemonConfig config_;
+  std::string audit_path_;
   std::shared_ptr<const rules::RuleSet> rules_;
   asio::io_context io_;
   asio::signal_set signals_;
@@ -638,6 +685,7 @@ class Daemon {
   FanoutSink fanout_;
   std::unique_ptr<sink::JsonlIncidentSink> jsonl_;
   std::unique_ptr<source::CheckpointStore> store_;
+  std::unique_ptr<AuditLog> audit_;  // --audit
   std::unique_ptr<Engine> engine_;
   std::vector<std::unique_ptr<Engine>> retired_;
   uint64_t activity_at_checkpoint_ = UINT64_MAX;
@@ -683,7 +731,7 @@ int RunDaemon(const RunCommands& commands) {
     spdlog::error("rules: {}", rules.status().message());
     return kExitUsage;
   }
-  Daemon daemon(std::move(*config), std::move(*rules));
+  Daemon daemon(std::move(*config), std::move(*rules), commands.audit_path);
   return daemon.Run();
 }
 
@@ -732,6 +780,10 @@ void AddRunCommands(CLI::App& app, RunCommands* commands) {
   run->add_option("--input-format", flags.format,
                   "Envelope: auto, plain, cri, docker, journald, compose");
   run->add_option("paths", flags.paths, "Files or globs (`**` allowed), or - for stdin");
+  // Hidden (a test tool, daemon/audit.h): goes with --config too; needs a checkpoint dir.
+  run->add_option("--audit", commands->audit_path,
+                  "Write the lines committed by each checkpoint to FILE (bench/soak.sh)")
+      ->group("");
   commands->run = run;
 
   CLI::App* config_cmd = app.add_subcommand("config", "Check a daemon config");

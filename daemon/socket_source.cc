@@ -128,6 +128,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
                  shared.context.events),
         streams_(shared.streams, slot, shared.context.pipeline, shared.context.events),
         feed_([this](std::string_view text, const source::StreamLabels& labels) {
+          if (shared_.context.on_line) shared_.context.on_line(shared_.streams.source_name, text);
           streams_.Feed(text, labels, now_us_);
         }) {}
 

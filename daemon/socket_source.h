@@ -40,6 +40,7 @@
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 #include "config/config.h"
 #include "live_source.h"
@@ -52,6 +53,8 @@ struct SocketSourceContext {
   PipelineEvents& events;
   std::function<void()> on_read;  // after each read (Daemon::Wake)
   std::function<void()> on_end;   // stdin reached its end
+  // Optional: every line fed, with the source's name (run --audit, audit.h).
+  std::function<void(std::string_view source, std::string_view line)> on_line = {};
 };
 
 // A LiveSource for a `tcp`, `unix` or `stdin` source config. `context`'s

@@ -61,6 +61,7 @@ std::string EncodeCheckpoint(const Checkpoint& checkpoint) {
                         {"version", kVersion},
                         {"sources", std::move(sources)},
                         {"pipeline", checkpoint.pipeline_state}};
+  if (checkpoint.audit_bytes >= 0) doc["audit_bytes"] = checkpoint.audit_bytes;
   return doc.dump() + "\n";
 }
 
@@ -94,6 +95,10 @@ StatusOr<Checkpoint> DecodeCheckpoint(const std::string& text) {
       if (sc.name.empty()) return DataLossError("checkpoint: a source without a name");
     }
     out.pipeline_state = doc.at("pipeline").get<std::string>();
+    if (doc.contains("audit_bytes")) {
+      out.audit_bytes = doc["audit_bytes"].get<int64_t>();
+      if (out.audit_bytes < 0) return DataLossError("checkpoint: negative audit_bytes");
+    }
   } catch (const std::exception& e) {
     return DataLossError(std::string("checkpoint: ") + e.what());
   }

@@ -7,7 +7,8 @@
 //    "sources":[{"name":"/var/log/pods/.../0.log","safe":{"offset":1234,"line":40},
 //                "pieces":[{"device":2049,"inode":131,"head_bytes":1024,
 //                           "head_hash":"9ae1...","base":0}]}],
-//    "pipeline":"<Pipeline::SaveState() text>"}
+//    "pipeline":"<Pipeline::SaveState() text>",
+//    "audit_bytes":5120}                   // only with `run --audit` (daemon/audit.h)
 //
 // `safe` is Pipeline::SafePosition(): the earliest line the pipeline still
 // needs, so a restart re-reads from there and the restored pipeline state
@@ -50,6 +51,9 @@ struct SourceCheckpoint {
 struct Checkpoint {
   std::vector<SourceCheckpoint> sources;
   std::string pipeline_state;  // Pipeline::SaveState()
+  // `run --audit`: the audit log's length that goes with this checkpoint (its
+  // committed lines); -1 (not written) without an audit log.
+  int64_t audit_bytes = -1;
 };
 
 // The file's text; Decode(Encode(c)) == c.

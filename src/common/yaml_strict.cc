@@ -142,7 +142,8 @@ Status GetUint(const YamlErrors& errors, const YAML::Node& map, std::string_view
 bool ParseDuration(std::string_view text, int64_t* out_us) {
   int64_t value = 0;
   std::string unit;
-  if (!RE2::FullMatch(text, R"((\d{1,9})(ms|s|m|h|d))", &value, &unit) || value <= 0) return false;
+  static const RE2 kDuration(R"((\d{1,9})(ms|s|m|h|d))");  // compiled once, not per key
+  if (!RE2::FullMatch(text, kDuration, &value, &unit) || value <= 0) return false;
   int64_t scale = unit == "ms"  ? 1000
                   : unit == "s" ? 1'000'000
                   : unit == "m" ? 60'000'000

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/re2_limits.h"
 #include "fingerprintd/rules.h"
 
 namespace fingerprintd::rules {
@@ -210,7 +211,8 @@ Status GetDuration(const Context& ctx, const YAML::Node& map, std::string_view f
   std::string text = node.IsScalar() ? node.as<std::string>() : "";
   int64_t value = 0;
   std::string unit;
-  if (!RE2::FullMatch(text, R"((\d{1,12})(ms|s|m|h))", &value, &unit) || value <= 0) {
+  static const RE2 kDuration(R"((\d{1,12})(ms|s|m|h))");
+  if (!RE2::FullMatch(text, kDuration, &value, &unit) || value <= 0) {
     return ctx.Error(node, field, "expected a positive duration such as 30s, 10m or 2h");
   }
   int64_t scale = unit == "ms"  ? 1000
@@ -232,10 +234,11 @@ Status CompilePattern(const Context& ctx, const YAML::Node& node, std::string_vi
     if (allow_empty) return OkStatus();
     return ctx.Error(node, field, "empty pattern");
   }
-  RE2::Options options;
-  options.set_log_errors(false);
-  auto re = std::make_shared<const re2::RE2>(pattern, options);
-  if (!re->ok()) return ctx.Error(node, field, "invalid RE2 pattern: " + re->error());
+  // Bounded (common/re2_limits.h): no rule file makes RE2 use unbounded memory.
+  auto re = std::make_shared<const re2::RE2>(pattern, BoundedRe2Options());
+  if (std::string problem = Re2Problem(*re); !problem.empty()) {
+    return ctx.Error(node, field, problem);
+  }
   if (out) *out = std::move(re);
   return OkStatus();
 }
@@ -423,7 +426,8 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
       !s.ok())
     return s;
   if (Status s = GetString(ctx, root, "id", true, &rule->id); !s.ok()) return s;
-  if (!RE2::FullMatch(rule->id, "[a-z0-9]+(-[a-z0-9]+)*")) {
+  static const RE2 kKebab("[a-z0-9]+(-[a-z0-9]+)*");
+  if (!RE2::FullMatch(rule->id, kKebab)) {
     return ctx.Error(root["id"], "id", "must be kebab-case ([a-z0-9-])");
   }
   std::string stem = std::filesystem::path(ctx.file()).stem().string();

@@ -65,8 +65,8 @@ StatusOr<AlertmanagerUrl> ParseAlertmanagerUrl(const std::string& url) {
   }
   AlertmanagerUrl out;
   std::string port;
-  if (!RE2::FullMatch(url, R"(http://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?(/\S*)?)",
-                      &out.host, &port, &out.prefix)) {
+  static const RE2 kUrl(R"(http://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?(/\S*)?)");
+  if (!RE2::FullMatch(url, kUrl, &out.host, &port, &out.prefix)) {
     return InvalidArgumentError("expected http://host[:port][/path], got '" + url + "'");
   }
   if (out.host.starts_with("[")) out.host = out.host.substr(1, out.host.size() - 2);

@@ -26,7 +26,11 @@
 
 // Memory: an incident keeps a sample of its hits (the first few per worker)
 // and counts the rest; a deployment remembers a bounded number of workers (a
-// restarted rank replaces its old pid).
+// restarted rank replaces its old pid). Sources that will not report again
+// are forgotten (ForgetSource): their ids go to later sources once no open
+// incident refers to them, and a deployment left with no source and no open
+// incident is forgotten with its facts and workers (Evicted::kDeployment),
+// so pod churn (a new name per pod) does not grow the correlator.
 //
 // Threading: single-threaded. No wall clock: Advance() takes event time.
 #pragma once
@@ -127,6 +131,9 @@ class Correlator final : public rules::HitSink {
   struct Options {
     size_t max_evidence = 24;            // evidence lines per incident
     size_t max_open_incidents = 10'000;  // beyond: the oldest is closed (evicted), counted
+    // Worker processes remembered per deployment (ranks, expected counts);
+    // beyond: the oldest is forgotten, counted as Evicted::kWorker.
+    size_t max_known_workers = 4096;
     // When > 0, the correlation window of every rule (config `correlation.window`);
     // 0 keeps each rule's own `window`.
     int64_t window_us = 0;
@@ -143,6 +150,17 @@ class Correlator final : public rules::HitSink {
   uint32_t AddSource(const std::string& name, const std::string& deployment,
                      const std::map<std::string, std::string>& labels = {});
   const std::string& SourceName(uint32_t source_id) const;
+  // The source will not report again (its stream ended for good): hits,
+  // facts and workers still arriving for it are ignored. Its id is given to
+  // a later AddSource once no open incident's evidence names it; its
+  // deployment is forgotten once it has no source and no open incident.
+  void ForgetSource(uint32_t source_id);
+  // Source ids not free for reuse (registered, or forgotten and still named
+  // by an open incident), and deployments remembered: what SaveState holds.
+  size_t source_count() const;
+  size_t deployment_count() const;
+  // Whether the deployment is remembered (it has a source or an open incident).
+  bool RemembersDeployment(const std::string& deployment) const;
 
   void OnHit(rules::RuleHit hit) override;
   void OnFact(uint32_t source_id, const std::string& name, const std::string& value) override;

@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -64,11 +65,23 @@ struct SourceSpec {
   parse::ParserOptions parser;
   SourcePosition start;  // where reading starts (a checkpoint's safe position)
   // A source that never resumes (a socket stream): once ended and with none
-  // of its events still held, the pipeline forgets it (frees its state and
-  // stops visiting it). Its name keeps its id: AddSource with the name again
-  // (same deployment) starts a fresh source under the same id, so a caller
-  // that reuses names keeps what the pipeline remembers bounded.
+  // of its events still held, the next Advance forgets it: its state, its
+  // name (AddSource with the name again starts a fresh source), and in the
+  // correlator its id (reused once no open incident names it) and its
+  // deployment once that has no source and no open incident left. So what
+  // the pipeline remembers is bounded by the sources open at once, however
+  // many come and go (pod churn).
   bool transient = false;
+};
+
+// Caps on one source's parser state, for every source of a pipeline (the
+// config's `limits:` section); each overrides the field of the same meaning
+// in SourceSpec::parser.
+struct SourceLimits {
+  size_t max_process_streams = 4096;         // ParserOptions::max_workers
+  size_t max_traceback_frames = 512;         // ParserOptions::max_traceback_frames
+  size_t max_traceback_bytes = 512 << 10;    // ParserOptions::max_traceback_bytes
+  int64_t traceback_timeout_us = 5'000'000;  // ParserOptions::traceback_timeout_us
 };
 
 class Pipeline {
@@ -86,6 +99,8 @@ class Pipeline {
     // Events held over all deployments; beyond, the oldest are released early
     // (counted as Evicted::kHeldEvent).
     size_t max_held_events = 100'000;
+    // When set, every source added takes these caps (daemon: `limits:`).
+    std::optional<SourceLimits> source_limits;
   };
 
   // `rules` is shared with the engines and with every incident made from it.
@@ -98,9 +113,8 @@ class Pipeline {
 
   // Registers a source. Names are unique: adding a name again returns the
   // existing id (its spec unchanged), so a restored state and a tailer that
-  // rediscovers its files agree on ids. A forgotten transient source's name
-  // gives a fresh source: under its old id when the deployment is the same,
-  // else under a new one.
+  // rediscovers its files agree on ids. A forgotten source's name gives a
+  // fresh source, whose id may be one a forgotten source had.
   SourceId AddSource(const SourceSpec& spec);
 
   // Feeds one physical line without its '\n', starting at byte `offset`. An
@@ -112,6 +126,11 @@ class Pipeline {
   // was deleted or the connection closed): flushes its partial lines, open
   // tracebacks and pending symptoms, and it stops holding its deployment.
   void EndSource(SourceId source);
+
+  // EndSource, and the source is forgotten as a transient one is (see
+  // SourceSpec::transient): for a file deleted for good. Its id must not be
+  // used again; AddSource with its name gives a fresh source.
+  void ForgetSource(SourceId source);
 
   // Releases what every deployment's sources have read past, closes incidents
   // whose window ended, flushes tracebacks and pending symptoms that timed
@@ -129,8 +148,10 @@ class Pipeline {
   // Feed, EndSource and the positions of a forgotten source do nothing and
   // return {}.
 
-  // Sources remembered (forgotten transient sources are not).
+  // Sources remembered (forgotten transient sources are not), and
+  // deployments (those with a source, a held event or an open incident).
   size_t source_count() const;
+  size_t deployment_count() const;
 
   // Serialises everything consumed from the sources (versioned JSON).
   std::string SaveState() const;

@@ -45,6 +45,7 @@ enum class Evicted : uint8_t {
   kConnection,         // a socket connection refused at max_connections
   kIdleConnection,     // a socket connection closed after idle_timeout without a byte
   kSocketStream,       // a connection's stream ended early, least recent first, at max_streams
+  kDeployment,         // a deployment with no source left and no open incident (facts, workers)
   kCount
 };
 std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event", ...

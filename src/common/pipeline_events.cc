@@ -51,6 +51,8 @@ std::string_view EvictedName(Evicted what) {
       return "socket_stream";
     case Evicted::kAlert:
       return "alert";
+    case Evicted::kDeployment:
+      return "deployment";
     case Evicted::kCount:
       break;
   }

@@ -37,8 +37,15 @@ struct Correlator::Impl {
   PipelineEvents& events;
   IncidentSink& sink;
   Options options;
+  // Per source id. A forgotten id keeps its name while an open incident's
+  // evidence may name it; a free one is handed to the next AddSource.
+  enum class SourceState : uint8_t { kLive, kForgotten, kFree };
   std::vector<std::string> source_names;
-  std::vector<Deployment*> source_deployment;
+  std::vector<Deployment*> source_deployment;  // null once forgotten
+  std::vector<SourceState> source_state;
+  std::vector<uint32_t> forgotten_ids;  // kForgotten, not yet checked for references
+  std::vector<uint32_t> free_ids;
+  size_t reclaim_at = 64;  // forgotten_ids.size() that triggers a reference check
   std::map<std::string, std::unique_ptr<Deployment>> deployments;
   std::vector<std::unique_ptr<OpenIncident>> open;
   uint64_t next_order = 0;
@@ -99,7 +106,7 @@ struct Correlator::Impl {
         return;
       }
     }
-    if (d->workers.size() >= kMaxKnownWorkers) {
+    if (d->workers.size() >= options.max_known_workers) {
       d->workers.erase(d->workers.begin());
       events.StateEvicted(Evicted::kWorker);
     }
@@ -288,9 +295,68 @@ struct Correlator::Impl {
   }
 
   void Forget(const std::set<OpenIncident*>& gone) {
+    std::set<Deployment*> touched;
+    for (OpenIncident* inc : gone) touched.insert(inc->deployment);
     open.erase(std::remove_if(open.begin(), open.end(),
                               [&](const auto& inc) { return gone.count(inc.get()) > 0; }),
                open.end());
+    for (Deployment* d : touched) ForgetIfIdle(d);
+  }
+
+  // A deployment with no source left and no open incident is forgotten.
+  void ForgetIfIdle(Deployment* d) {
+    if (d == nullptr || d->live_sources > 0) return;
+    for (const auto& inc : open) {
+      if (inc->deployment == d) return;
+    }
+    events.StateEvicted(Evicted::kDeployment);
+    deployments.erase(d->name);
+  }
+
+  void ForgetSource(uint32_t id) {
+    if (id >= source_state.size() || source_state[id] != SourceState::kLive) return;
+    source_state[id] = SourceState::kForgotten;
+    forgotten_ids.push_back(id);
+    Deployment* d = source_deployment[id];
+    source_deployment[id] = nullptr;
+    for (KnownWorker& w : d->workers) {
+      if (w.source_id == id) w.source_id = kNoSource;
+    }
+    --d->live_sources;
+    ForgetIfIdle(d);
+  }
+
+  // The source ids the hits kept by open incidents refer to.
+  std::vector<bool> ReferencedIds() const {
+    std::vector<bool> used(source_names.size(), false);
+    auto mark = [&](const RuleHit& h) {
+      if (h.source_id < used.size()) used[h.source_id] = true;
+      for (const rules::EvidenceLine& e : h.stages) {
+        if (e.source_id < used.size()) used[e.source_id] = true;
+      }
+    };
+    for (const auto& inc : open) {
+      for (const WorkerHits& w : inc->workers) {
+        for (const RuleHit& h : w.hits) mark(h);
+      }
+      for (const RuleHit& h : inc->reraises) mark(h);
+    }
+    return used;
+  }
+
+  // Frees the forgotten ids no open incident refers to. Run when the
+  // forgotten ids reach twice what the last check left, so its cost (every
+  // kept hit) is spread over the AddSource calls that follow.
+  void ReclaimIds() {
+    const std::vector<bool> used = ReferencedIds();
+    std::erase_if(forgotten_ids, [&](uint32_t id) {
+      if (used[id]) return false;
+      source_state[id] = SourceState::kFree;
+      std::string().swap(source_names[id]);
+      free_ids.push_back(id);
+      return true;
+    });
+    reclaim_at = std::max<size_t>(64, 2 * forgotten_ids.size());
   }
 
   // For the incidents of `deployment` (all when null): emits (if changed)
@@ -325,7 +391,7 @@ struct Correlator::Impl {
   void CloseOldest() {
     if (open.empty()) return;
     Close(*open.front(), CloseReason::kEvicted);
-    open.erase(open.begin());
+    Forget({open.front().get()});
   }
 
   void Finish() {
@@ -336,7 +402,7 @@ struct Correlator::Impl {
       return a->order < b->order;
     });
     for (OpenIncident* inc : all) Close(*inc, CloseReason::kEndOfInput);
-    open.clear();
+    Forget(std::set<OpenIncident*>(all.begin(), all.end()));
   }
 
   Incident Build(const OpenIncident& inc) const;
@@ -344,6 +410,8 @@ struct Correlator::Impl {
   Status RestoreState(const std::string& text);
   uint32_t AddSource(const std::string& name, const std::string& deployment,
                      const std::map<std::string, std::string>& labels);
+  uint32_t AddForgotten(const std::string& name);
+  void CopySourcesFrom(const Impl& other);
 };
 
 uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string& deployment,
@@ -354,22 +422,65 @@ uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string&
     d->name = deployment;
   }
   for (const auto& [k, v] : labels) d->labels.emplace(k, v);
+  ++d->live_sources;
+  if (free_ids.empty() && forgotten_ids.size() >= reclaim_at) ReclaimIds();
+  if (!free_ids.empty()) {
+    const uint32_t id = free_ids.back();
+    free_ids.pop_back();
+    source_names[id] = name;
+    source_deployment[id] = d.get();
+    source_state[id] = SourceState::kLive;
+    return id;
+  }
   source_names.push_back(name);
   source_deployment.push_back(d.get());
+  source_state.push_back(SourceState::kLive);
   return static_cast<uint32_t>(source_names.size() - 1);
+}
+
+// A source of a saved state that was already forgotten: only its name is
+// kept, for the evidence of the open incidents restored with it.
+uint32_t Correlator::Impl::AddForgotten(const std::string& name) {
+  source_names.push_back(name);
+  source_deployment.push_back(nullptr);
+  source_state.push_back(SourceState::kForgotten);
+  forgotten_ids.push_back(static_cast<uint32_t>(source_names.size() - 1));
+  return static_cast<uint32_t>(source_names.size() - 1);
+}
+
+// The same ids, names and deployments (facts, workers, labels) as `other`,
+// and no incident.
+void Correlator::Impl::CopySourcesFrom(const Impl& other) {
+  source_names = other.source_names;
+  source_state = other.source_state;
+  forgotten_ids = other.forgotten_ids;
+  free_ids = other.free_ids;
+  reclaim_at = other.reclaim_at;
+  for (const auto& [name, d] : other.deployments)
+    deployments[name] = std::make_unique<Deployment>(*d);
+  source_deployment.clear();
+  for (const Deployment* d : other.source_deployment) {
+    source_deployment.push_back(d == nullptr ? nullptr : deployments.at(d->name).get());
+  }
 }
 
 std::string Correlator::Impl::SaveState() const {
   using nlohmann::json;
   json sources = json::array();
+  const std::vector<bool> referenced = ReferencedIds();
   for (size_t i = 0; i < source_names.size(); ++i) {
-    sources.push_back({{"name", source_names[i]}, {"deployment", source_deployment[i]->name}});
+    if (source_state[i] == SourceState::kLive) {
+      sources.push_back({{"name", source_names[i]}, {"deployment", source_deployment[i]->name}});
+    } else if (source_state[i] == SourceState::kForgotten && referenced[i]) {
+      sources.push_back({{"name", source_names[i]}, {"deployment", ""}, {"forgotten", true}});
+    }
   }
   json deps = json::array();
   for (const auto& [name, d] : deployments) {
     json workers = json::array();
     for (const KnownWorker& w : d->workers) {
-      workers.push_back({{"worker", WorkerToJson(w.info)}, {"source", source_names[w.source_id]}});
+      const std::string& source = w.source_id == kNoSource ? "" : source_names[w.source_id];
+      workers.push_back({{"worker", WorkerToJson(w.info)}, {"source", source}});
     }
     deps.push_back(
         {{"name", name}, {"labels", d->labels}, {"facts", d->facts}, {"workers", workers}});
@@ -417,12 +528,15 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       return DataLossError("correlator state: unsupported version " + state.at("version").dump());
     }
     std::map<std::string, uint32_t> ids;
-    for (size_t i = 0; i < source_names.size(); ++i) ids.emplace(source_names[i], i);
+    for (size_t i = 0; i < source_names.size(); ++i) {
+      if (source_state[i] != SourceState::kFree) ids.emplace(source_names[i], i);
+    }
     for (const json& s : state.at("sources")) {
       std::string name = s.at("name").get<std::string>();
-      if (ids.count(name) == 0) {
-        ids[name] = AddSource(name, s.at("deployment").get<std::string>(), {});
-      }
+      if (ids.count(name) != 0) continue;
+      ids[name] = s.value("forgotten", false)
+                      ? AddForgotten(name)
+                      : AddSource(name, s.at("deployment").get<std::string>(), {});
     }
     for (const json& jd : state.at("deployments")) {
       auto& d = deployments[jd.at("name").get<std::string>()];
@@ -435,8 +549,9 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       }
       for (const auto& [k, v] : jd.at("facts").items()) d->facts.emplace(k, v.get<std::string>());
       for (const json& w : jd.at("workers")) {
-        d->workers.push_back(
-            KnownWorker{WorkerFromJson(w.at("worker")), ids.at(w.at("source").get<std::string>())});
+        auto source = ids.find(w.at("source").get<std::string>());
+        d->workers.push_back(KnownWorker{WorkerFromJson(w.at("worker")),
+                                         source == ids.end() ? kNoSource : source->second});
       }
     }
     for (const json& ji : state.at("incidents")) {
@@ -477,6 +592,13 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       }
       open.push_back(std::move(inc));
     }
+    // Deployments of sources forgotten before the save, kept then for an
+    // open incident that did not come back (its rule left the pack).
+    std::vector<Deployment*> idle;
+    for (const auto& [name, d] : deployments) {
+      if (d->live_sources == 0) idle.push_back(d.get());
+    }
+    for (Deployment* d : idle) ForgetIfIdle(d);
   } catch (const nlohmann::json::exception& e) {
     return DataLossError(std::string("correlator state: ") + e.what());
   } catch (const std::out_of_range& e) {
@@ -612,15 +734,7 @@ std::string Correlator::SaveState() const { return impl_->SaveState(); }
 // leaves the correlator as it was.
 Status Correlator::RestoreState(const std::string& state) {
   auto scratch = std::make_unique<Impl>(impl_->rules, impl_->events, impl_->sink, impl_->options);
-  for (size_t i = 0; i < impl_->source_names.size(); ++i) {
-    const Deployment& d = *impl_->source_deployment[i];
-    scratch->AddSource(impl_->source_names[i], d.name, d.labels);
-  }
-  for (const auto& [name, d] : impl_->deployments) {
-    Deployment& copy = *scratch->deployments.at(name);
-    copy.facts = d->facts;
-    copy.workers = d->workers;
-  }
+  scratch->CopySourcesFrom(*impl_);
   if (!impl_->open.empty()) {
     return FailedPreconditionError(
         "correlator state: restore into a correlator with open incidents");
@@ -632,6 +746,16 @@ Status Correlator::RestoreState(const std::string& state) {
 
 const std::string& Correlator::SourceName(uint32_t source_id) const {
   return impl_->source_names.at(source_id);
+}
+
+void Correlator::ForgetSource(uint32_t source_id) { impl_->ForgetSource(source_id); }
+
+size_t Correlator::source_count() const {
+  return impl_->source_names.size() - impl_->free_ids.size();
+}
+size_t Correlator::deployment_count() const { return impl_->deployments.size(); }
+bool Correlator::RemembersDeployment(const std::string& deployment) const {
+  return impl_->deployments.count(deployment) != 0;
 }
 
 void Correlator::OnHit(rules::RuleHit hit) { impl_->OnHit(std::move(hit)); }

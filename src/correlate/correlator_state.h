@@ -18,9 +18,12 @@
 
 namespace fingerprintd::correlate {
 
+// KnownWorker::source_id of a worker whose source was forgotten.
+constexpr uint32_t kNoSource = UINT32_MAX;
+
 struct KnownWorker {
   WorkerInfo info;
-  uint32_t source_id = 0;
+  uint32_t source_id = 0;  // kNoSource once its source was forgotten
 };
 
 struct Deployment {
@@ -28,6 +31,7 @@ struct Deployment {
   std::map<std::string, std::string> labels;  // from the sources, first value wins
   std::map<std::string, std::string> facts;   // first value wins
   std::vector<KnownWorker> workers;           // worker-role streams seen
+  size_t live_sources = 0;                    // registered and not forgotten
 };
 
 struct WorkerHits {
@@ -62,8 +66,6 @@ constexpr int kStateVersion = 2;
 // kept ones is confirmed.
 constexpr size_t kMaxHitsPerWorker = 4;
 constexpr size_t kMaxReraises = 16;
-// Worker processes remembered per deployment (for ranks and expected counts).
-constexpr size_t kMaxKnownWorkers = 4096;
 
 // Source ids are written as names (`source_names[id]`) and read back through
 // `source_ids` (name -> id in the restoring process).

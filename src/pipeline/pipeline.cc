@@ -143,6 +143,11 @@ struct Pipeline::Impl {
     std::vector<Source*> sources;
     std::map<HeldKey, Held> held;
     int64_t clock = kNoTime;  // latest time of a released hit: the correlator's event clock
+    // The latest floor of its forgotten sources, and the wall time of their
+    // last line: with every source gone, its open incidents still close on
+    // time (event time extrapolated by the wall clock).
+    int64_t gone_floor = kNoTime;
+    int64_t gone_wall = 0;
   };
 
   Impl(std::shared_ptr<const rules::RuleSet> r, Options o, PipelineEvents& e,
@@ -176,7 +181,7 @@ struct Pipeline::Impl {
     return wall_now == 0 || wall_now - s.last_line_wall <= options.idle_source_after_us;
   }
 
-  void Deliver(Deployment& d, const HeldKey& key, Held& h) {
+  void Deliver(Deployment& d, Held& h) {
     --held_count;
     switch (h.kind) {
       case Kind::kHit:
@@ -227,7 +232,7 @@ struct Pipeline::Impl {
       if (!everything && std::get<0>(it->first) >= bound && !overdue && !over_cap) break;
       if (over_cap) events.StateEvicted(Evicted::kHeldEvent);
       auto node = d.held.extract(it);
-      Deliver(d, node.key(), node.mapped());
+      Deliver(d, node.mapped());
     }
   }
 
@@ -240,6 +245,9 @@ struct Pipeline::Impl {
       if (s->floor == kNoTime) continue;
       if (Holds(*s, wall_now)) slowest = std::min(slowest, s->floor);
       latest = std::max(latest, s->floor + std::max<int64_t>(0, wall_now - s->last_line_wall));
+    }
+    if (d.gone_floor != kNoTime) {
+      latest = std::max(latest, d.gone_floor + std::max<int64_t>(0, wall_now - d.gone_wall));
     }
     return slowest != kNever ? slowest : latest;
   }
@@ -297,20 +305,26 @@ struct Pipeline::Impl {
         s->engine->Tick(now);
       }
     }
-    for (auto& [name, d] : deployments) {
-      for (auto& [key, h] : d->held) {
+    for (auto it = deployments.begin(); it != deployments.end();) {
+      Deployment& d = *it->second;
+      for (auto& [key, h] : d.held) {
         if (h.arrival_wall == 0) h.arrival_wall = wall_now;
       }
-      Release(*d, wall_now, false);
+      Release(d, wall_now, false);
       if (wall_now != 0) {
-        const int64_t now = LiveEventTime(*d, wall_now);
-        if (now != kNoTime && now != kNever) correlator.AdvanceDeployment(name, now);
+        const int64_t now = LiveEventTime(d, wall_now);
+        if (now != kNoTime && now != kNever) correlator.AdvanceDeployment(it->first, now);
       }
-      ForgetEnded(*d);
+      ForgetEnded(d);
+      const bool gone =
+          d.sources.empty() && d.held.empty() && !correlator.RemembersDeployment(it->first);
+      it = gone ? deployments.erase(it) : std::next(it);
     }
   }
 
-  // Frees the deployment's ended transient sources that have no event held.
+  // Frees the deployment's ended transient sources that have no event held:
+  // the pipeline and the correlator forget their names, and their ids go to
+  // later sources.
   void ForgetEnded(Deployment& d) {
     auto forgettable = [](const Source* s) { return s->ended && s->spec.transient; };
     if (std::none_of(d.sources.begin(), d.sources.end(), forgettable)) return;
@@ -318,7 +332,17 @@ struct Pipeline::Impl {
     for (const auto& [key, h] : d.held) holding.insert(h.source);
     std::erase_if(d.sources, [&](const Source* s) {
       if (!forgettable(s) || holding.count(s->id) != 0) return false;
-      sources[s->id].reset();
+      const uint32_t id = s->id;
+      if (auto name = source_ids.find(s->spec.name);
+          name != source_ids.end() && name->second == id) {
+        source_ids.erase(name);
+      }
+      correlator.ForgetSource(id);
+      if (s->floor != kNoTime) {
+        d.gone_floor = std::max(d.gone_floor, s->floor);
+        d.gone_wall = std::max(d.gone_wall, s->last_line_wall);
+      }
+      sources[id].reset();
       return true;
     });
   }
@@ -361,11 +385,11 @@ struct Pipeline::Impl {
   nlohmann::json Save() const;
   Status Restore(const nlohmann::json& state);
 
-  // A forgotten source's id is reused for its name when the deployment is
-  // the same: the correlator knows the id by that name and deployment.
+  // Ids come from the correlator, which hands a forgotten source's id to a
+  // later source once nothing refers to it.
   uint32_t Add(const SourceSpec& spec) {
     auto found = source_ids.find(spec.name);
-    if (found != source_ids.end() && sources[found->second]) return found->second;
+    if (found != source_ids.end()) return found->second;
     auto& d = deployments[spec.deployment];
     if (!d) {
       d = std::make_unique<Deployment>();
@@ -373,13 +397,15 @@ struct Pipeline::Impl {
     }
     auto source = std::make_unique<Source>();
     source->spec = spec;
-    if (found != source_ids.end() && id_deployments[found->second] == d.get()) {
-      source->id = found->second;
-    } else {
-      source->id = correlator.AddSource(spec.name, spec.deployment, spec.labels);
-      sources.emplace_back();
-      id_deployments.push_back(d.get());
+    if (const auto& limits = options.source_limits) {
+      parse::ParserOptions& parser = source->spec.parser;
+      parser.max_workers = limits->max_process_streams;
+      parser.max_traceback_frames = limits->max_traceback_frames;
+      parser.max_traceback_bytes = limits->max_traceback_bytes;
+      parser.traceback_timeout_us = limits->traceback_timeout_us;
     }
+    source->id = correlator.AddSource(spec.name, spec.deployment, spec.labels);
+    if (source->id >= sources.size()) sources.resize(source->id + 1);
     source->next = spec.start;
     source->deployment = d.get();
     d->sources.push_back(source.get());
@@ -396,10 +422,10 @@ struct Pipeline::Impl {
   Options options;
   PipelineEvents& events;
   correlate::Correlator correlator;
-  // index = SourceId = correlator source id; null once forgotten
+  // index = SourceId = correlator source id; null once forgotten (or an id
+  // the correlator holds for a forgotten source's evidence)
   std::vector<std::unique_ptr<Source>> sources;
-  std::vector<Deployment*> id_deployments;  // index = SourceId, kept when forgotten
-  std::map<std::string, uint32_t> source_ids;
+  std::map<std::string, uint32_t> source_ids;  // sources not forgotten
   std::map<std::string, std::unique_ptr<Deployment>> deployments;
   size_t held_count = 0;
   int64_t last_wall = 0;
@@ -420,6 +446,13 @@ void Pipeline::Feed(SourceId source, std::string_view line, uint64_t offset) {
 void Pipeline::EndSource(SourceId source) {
   if (Impl::Source* s = impl_->Get(source)) impl_->End(*s);
 }
+
+void Pipeline::ForgetSource(SourceId source) {
+  Impl::Source* s = impl_->Get(source);
+  if (s == nullptr) return;
+  s->spec.transient = true;
+  impl_->End(*s);
+}
 void Pipeline::Advance(int64_t wall_now_us) { impl_->Advance(wall_now_us); }
 void Pipeline::Finish() { impl_->Finish(); }
 
@@ -436,6 +469,8 @@ SourcePosition Pipeline::NextPosition(SourceId source) const {
   const Impl::Source* s = impl_->Get(source);
   return s ? s->next : SourcePosition{};
 }
+
+size_t Pipeline::deployment_count() const { return impl_->deployments.size(); }
 
 size_t Pipeline::source_count() const {
   return std::count_if(impl_->sources.begin(), impl_->sources.end(),
@@ -534,13 +569,14 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     }
     read_sources.push_back(std::move(r));
   }
-  // Held events need every source's id: names the pipeline does not know yet
-  // get the ids they will have once registered below.
-  std::map<std::string, uint32_t> ids = source_ids;
-  auto next_id = static_cast<uint32_t>(sources.size());
+  // Held events need every source's id: sources named in the state are
+  // registered first (a source the caller did not add again keeps default
+  // parser options), also so that the correlator, which matches sources by
+  // name, does not register them itself with ids the pipeline does not know.
   for (const SourceState& r : read_sources) {
-    if (ids.count(r.spec.name) == 0) ids.emplace(r.spec.name, next_id++);
+    if (source_ids.count(r.spec.name) == 0) Add(r.spec);
   }
+  const std::map<std::string, uint32_t>& ids = source_ids;
   struct HeldState {
     std::string deployment;
     HeldKey key;
@@ -582,15 +618,7 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
       read_held.push_back(std::move(hs));
     }
   }
-  // Register unknown sources before the correlator restores (it matches
-  // sources by name and would otherwise register them itself, with ids the
-  // pipeline does not know).
-  // Sources named in the state are registered (a source the caller did not
-  // add again keeps default parser options); the correlator restores all or
-  // nothing, and the rest below cannot fail.
-  for (const SourceState& r : read_sources) {
-    if (source_ids.count(r.spec.name) == 0) Add(r.spec);
-  }
+  // The correlator restores all or nothing, and the rest below cannot fail.
   if (Status s = correlator.RestoreState(state.at("correlator").dump()); !s.ok()) return s;
   for (const SourceState& r : read_sources) {
     Source& s = *sources[source_ids.at(r.spec.name)];

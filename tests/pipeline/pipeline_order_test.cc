@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "fingerprintd/pipeline.h"
+#include "testing/bounds_fixtures.h"
 #include "testing/fixture_streams.h"
 #include "testing/replay_harness.h"
 
@@ -176,21 +177,11 @@ namespace {
 
 // One worker printing the DeepGEMM traceback `repeats` times within one second.
 void FeedRepeatedTraceback(Pipeline& pipeline, Pipeline::SourceId id, int repeats) {
-  const std::string head = "(Worker_TP0 pid=8) ERROR 03-04 10:15:19 [multiproc_executor.py:743] ";
-  const std::vector<std::string> body = {
-      "Traceback (most recent call last):",
-      "  File \"/x/vllm/model_executor/layers/quantization/fp8.py\", line 412, in "
-      "process_weights_after_loading",
-      "  File \"/x/vllm/model_executor/kernels/linear/scaled_mm/deep_gemm.py\", line 96, in "
-      "process_weights_after_loading",
-      "  File \"/x/vllm/model_executor/layers/quantization/utils/fp8_utils.py\", line 1077, in "
-      "deepgemm_post_process_weight_scale_block",
-      "  File \"/x/vllm/utils/deep_gemm.py\", line 494, in transform_sf_into_required_layout",
-      "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/layout.hpp:60): "
-      "Unknown SF transformation"};
+  const std::vector<std::string> lines = testing::DeepGemmTraceback(
+      "(Worker_TP0 pid=8) ERROR 03-04 10:15:19 [multiproc_executor.py:743] ");
   for (int i = 0; i < repeats; ++i) {
-    for (const std::string& line : body) {
-      pipeline.Feed(id, head + line, pipeline.NextPosition(id).offset);
+    for (const std::string& line : lines) {
+      pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/re2_limits.h"
 #include "common/yaml_strict.h"
 #include "fingerprintd/source.h"
 #include "http/http_server.h"
@@ -42,8 +43,8 @@ std::string_view SourceTypeName(SourceType type) {
 Status CheckListenAddress(const std::string& address) {
   std::string host;
   int port = -1;
-  if (!RE2::FullMatch(address, R"((\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5}))", &host, &port) ||
-      port > 65535) {
+  static const RE2 kHostPort(R"((\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5}))");
+  if (!RE2::FullMatch(address, kHostPort, &host, &port) || port > 65535) {
     return InvalidArgumentError("expected host:port (e.g. 127.0.0.1:9464), got '" + address + "'");
   }
   return OkStatus();
@@ -60,6 +61,11 @@ Status CheckLoopbackOrAllowed(const std::string& address, bool allow_remote) {
                               "accept connections from other hosts");
 }
 
+std::unique_ptr<RE2> CompileDeploymentFrom(const std::string& pattern) {
+  if (pattern.empty()) return nullptr;
+  return std::make_unique<RE2>(pattern, BoundedRe2Options());
+}
+
 std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
                               const RE2* deployment_from, const std::string& path) {
   return source::DeploymentForPath(labels, deployment_from, path, path);
@@ -69,9 +75,16 @@ namespace {
 
 constexpr uint64_t kMaxLineBytesCap = 256ull << 20;
 
+// The config's fixed patterns, compiled once: a parse (every SIGHUP) then
+// compiles no regex but the file's own deployment_from.
+const RE2& LabelName() {
+  static const RE2 re("[A-Za-z_][A-Za-z0-9_]*");
+  return re;
+}
+
 Status CheckLabelKey(const YamlErrors& errors, const YAML::Node& node, const std::string& field,
                      const std::string& key) {
-  if (!RE2::FullMatch(key, "[A-Za-z_][A-Za-z0-9_]*")) {
+  if (!RE2::FullMatch(key, LabelName())) {
     return errors.Error(node, field, "label name '" + key + "' must match [A-Za-z_][A-Za-z0-9_]*");
   }
   return OkStatus();
@@ -79,10 +92,8 @@ Status CheckLabelKey(const YamlErrors& errors, const YAML::Node& node, const std
 
 // An RE2 with at least one capture group (they name the deployment).
 std::string DeploymentFromProblem(const std::string& pattern) {
-  RE2::Options options;
-  options.set_log_errors(false);
-  RE2 re(pattern, options);
-  if (!re.ok()) return "invalid RE2 pattern: " + re.error();
+  RE2 re(pattern, BoundedRe2Options());
+  if (std::string problem = Re2Problem(re); !problem.empty()) return problem;
   if (re.NumberOfCapturingGroups() < 1) return "needs a capture group (it names the deployment)";
   return "";
 }
@@ -254,7 +265,8 @@ Status ParseSource(const YamlErrors& errors, const YAML::Node& node, const std::
     std::string mode;
     if (Status s = GetString(errors, node, where, "mode", false, &mode); !s.ok()) return s;
     if (!mode.empty()) {
-      if (!RE2::FullMatch(mode, "0?[0-7]{3}")) {
+      static const RE2 kMode("0?[0-7]{3}");
+      if (!RE2::FullMatch(mode, kMode)) {
         return errors.Error(node["mode"], FieldName(where, "mode"),
                             "expected an octal file mode such as \"0660\", got '" + mode + "'");
       }
@@ -332,6 +344,56 @@ Status ParseTailer(const YamlErrors& errors, const YAML::Node& root, TailerConfi
   return OkStatus();
 }
 
+// A `limits:` count: an integer from `min` to `max`.
+Status GetCount(const YamlErrors& errors, const YAML::Node& node, std::string_view key,
+                uint64_t min, uint64_t max, uint64_t* out) {
+  if (Status s = GetUint(errors, node, "limits", key, max, out); !s.ok()) return s;
+  if (*out < min) {
+    return errors.Error(node[std::string(key)], FieldName("limits", key),
+                        "must be at least " + std::to_string(min));
+  }
+  return OkStatus();
+}
+
+Status ParseLimits(const YamlErrors& errors, const YAML::Node& root, LimitsConfig* out) {
+  YAML::Node node;
+  if (Status s = ParseSection(
+          errors, root, "limits",
+          {"max_open_incidents", "max_held_events", "max_hold", "max_process_streams",
+           "max_traceback_frames", "max_traceback_bytes", "traceback_timeout", "symptom_timeout"},
+          &node);
+      !s.ok())
+    return s;
+  if (!node.IsMap()) return OkStatus();
+  if (Status s =
+          GetCount(errors, node, "max_open_incidents", 1, 1'000'000, &out->max_open_incidents);
+      !s.ok())
+    return s;
+  if (Status s = GetCount(errors, node, "max_held_events", 1, 10'000'000, &out->max_held_events);
+      !s.ok())
+    return s;
+  if (Status s = GetDuration(errors, node, "limits", "max_hold", &out->max_hold_us); !s.ok())
+    return s;
+  if (Status s =
+          GetCount(errors, node, "max_process_streams", 1, 1'000'000, &out->max_process_streams);
+      !s.ok())
+    return s;
+  // The assembler keeps a quarter of the frame cap at the head: at least one.
+  if (Status s =
+          GetCount(errors, node, "max_traceback_frames", 4, 100'000, &out->max_traceback_frames);
+      !s.ok())
+    return s;
+  if (Status s = GetCount(errors, node, "max_traceback_bytes", 1024, kMaxLineBytesCap,
+                          &out->max_traceback_bytes);
+      !s.ok())
+    return s;
+  if (Status s =
+          GetDuration(errors, node, "limits", "traceback_timeout", &out->traceback_timeout_us);
+      !s.ok())
+    return s;
+  return GetDuration(errors, node, "limits", "symptom_timeout", &out->symptom_timeout_us);
+}
+
 Status ParseAlertmanager(const YamlErrors& errors, const YAML::Node& root,
                          AlertmanagerConfig* out) {
   YAML::Node node;
@@ -349,7 +411,8 @@ Status ParseAlertmanager(const YamlErrors& errors, const YAML::Node& root,
   for (const auto& [key, value] : out->labels) {
     if (Status s = CheckLabelKey(errors, node["labels"], "alertmanager.labels", key); !s.ok())
       return s;
-    if (RE2::FullMatch(key, "alertname|rule|class|severity|confidence|deployment|incident_id")) {
+    static const RE2 kBuiltIn("alertname|rule|class|severity|confidence|deployment|incident_id");
+    if (RE2::FullMatch(key, kBuiltIn)) {
       return errors.Error(node["labels"], "alertmanager.labels",
                           "label '" + key + "' is set by fingerprintd on every alert");
     }
@@ -375,7 +438,7 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
   }
   if (Status s = CheckKeys(errors, root, "",
                            {"rules", "sources", "checkpoint_dir", "checkpoint_interval", "http",
-                            "incidents", "alertmanager", "correlation", "log", "tailer"});
+                            "incidents", "alertmanager", "correlation", "log", "tailer", "limits"});
       !s.ok())
     return s;
   if (Status s = GetString(errors, root, "", "rules", false, &out->rules_dir); !s.ok()) return s;
@@ -441,7 +504,8 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
   if (log.IsMap()) {
     if (Status s = GetString(errors, log, "log", "level", false, &out->log_level); !s.ok())
       return s;
-    if (!RE2::FullMatch(out->log_level, "trace|debug|info|warn|error|critical|off")) {
+    static const RE2 kLevel("trace|debug|info|warn|error|critical|off");
+    if (!RE2::FullMatch(out->log_level, kLevel)) {
       return errors.Error(log["level"], "log.level",
                           "expected trace, debug, info, warn, error, critical or off");
     }
@@ -451,10 +515,28 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
       return errors.Error(log["format"], "log.format", "expected text or json");
     }
   }
-  return ParseTailer(errors, root, &out->tailer);
+  if (Status s = ParseTailer(errors, root, &out->tailer); !s.ok()) return s;
+  return ParseLimits(errors, root, &out->limits);
 }
 
 }  // namespace
+
+Pipeline::Options PipelineOptionsFor(const DaemonConfig& config) {
+  const LimitsConfig& limits = config.limits;
+  Pipeline::Options options;
+  options.correlator.window_us = config.correlation_window_us;  // 0: each rule's own
+  options.correlator.max_open_incidents = limits.max_open_incidents;
+  options.max_held_events = limits.max_held_events;
+  options.max_hold_us = limits.max_hold_us;
+  options.engine.pending_timeout_us = limits.symptom_timeout_us;
+  options.source_limits = SourceLimits{
+      .max_process_streams = limits.max_process_streams,
+      .max_traceback_frames = limits.max_traceback_frames,
+      .max_traceback_bytes = limits.max_traceback_bytes,
+      .traceback_timeout_us = limits.traceback_timeout_us,
+  };
+  return options;
+}
 
 StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text) {
   YamlErrors errors(file);
@@ -484,7 +566,7 @@ StatusOr<std::map<std::string, std::string>> ParseLabelFlags(
   for (const std::string& label : labels) {
     size_t eq = label.find('=');
     std::string key = label.substr(0, eq);
-    if (eq == std::string::npos || !RE2::FullMatch(key, "[A-Za-z_][A-Za-z0-9_]*")) {
+    if (eq == std::string::npos || !RE2::FullMatch(key, LabelName())) {
       return InvalidArgumentError("--label: expected key=value, got '" + label + "'");
     }
     out[key] = label.substr(eq + 1);

@@ -56,6 +56,20 @@
 //     partial_line_timeout: 5s             # a line without '\n' waits this long (wall time)
 //     max_line_bytes: 1048576              # longer lines are truncated and counted
 //     max_files: 10000                     # files tailed at once; beyond: not opened, counted
+//   limits:                                # what the daemon keeps; beyond each cap the oldest
+//   goes,
+//                                          # counted in fingerprintd_evictions_total{what}
+//     max_open_incidents: 10000            # the oldest is closed early (incident)
+//     max_held_events: 100000              # events waiting for a deployment's slower sources;
+//                                          # the oldest are released early (held_event)
+//     max_hold: 10s                        # the longest an event waits for them
+//     max_process_streams: 4096            # per source; the one silent longest is recycled
+//                                          # (process_stream)
+//     max_traceback_frames: 512            # middle frames dropped beyond, counted in
+//     max_traceback_bytes: 524288          # lines_dropped_total{reason="traceback_truncated"}
+//     traceback_timeout: 5s                # an open traceback idle this long (log time) is flushed
+//     symptom_timeout: 5s                  # a symptom on a message line waits this long (log
+//                                          # time) for its traceback
 //
 // Every default binds to loopback. Unknown keys are errors. Every error is one
 // line, `file:line: key: reason` (key as a dotted path, e.g.
@@ -66,10 +80,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline.h"
 #include "fingerprintd/status.h"
 
 namespace re2 {
@@ -127,6 +143,18 @@ struct AlertmanagerConfig {
   uint64_t queue_size = 1000;
 };
 
+// `limits:`; defaults are Pipeline::Options' and SourceLimits'.
+struct LimitsConfig {
+  uint64_t max_open_incidents = 10'000;
+  uint64_t max_held_events = 100'000;
+  int64_t max_hold_us = 10'000'000;
+  uint64_t max_process_streams = 4096;
+  uint64_t max_traceback_frames = 512;
+  uint64_t max_traceback_bytes = 512 << 10;
+  int64_t traceback_timeout_us = 5'000'000;
+  int64_t symptom_timeout_us = 5'000'000;
+};
+
 struct DaemonConfig {
   std::string file;       // the config file, "" for the command-line form
   std::string rules_dir;  // "" = the embedded pack
@@ -141,11 +169,15 @@ struct DaemonConfig {
   std::string log_level = "info";
   std::string log_format = "text";
   TailerConfig tailer;
+  LimitsConfig limits;
   // `run --config FILE --label k=v...`: labels from the command line, set on
   // every source over the file's own, and again after each SIGHUP reload (a
   // sidecar's pod, namespace and node come from its args, not from the file).
   std::map<std::string, std::string> command_line_labels;
 };
+
+// The pipeline's options for `config`: correlation window and `limits:`.
+Pipeline::Options PipelineOptionsFor(const DaemonConfig& config);
 
 // Parses a config text; `file` names it in errors.
 StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text);
@@ -182,6 +214,11 @@ void ApplyLabels(const std::map<std::string, std::string>& labels, DaemonConfig*
 // The one rule is source::DeploymentForPath (replay uses it too).
 std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
                               const re2::RE2* deployment_from, const std::string& path);
+
+// A source's deployment_from, compiled with the memory bound of
+// common/re2_limits.h (the config loader already rejected a pattern over it);
+// null for "".
+std::unique_ptr<re2::RE2> CompileDeploymentFrom(const std::string& pattern);
 
 // "127.0.0.1:9464", "[::1]:9464", "localhost:0" -> ok; the rest: a reason.
 Status CheckListenAddress(const std::string& address);

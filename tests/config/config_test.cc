@@ -107,6 +107,22 @@ TEST(ConfigTest, BadValuesAreErrorsNamingTheKey) {
               HasSubstr("sources[0].labels: label name 'a-b'"));
 }
 
+TEST(ConfigTest, ADeploymentFromPatternTooLargeForRe2sBudgetIsRejectedNamingTheKey) {
+  EXPECT_THAT(
+      ErrorOf(
+          "sources:\n  - type: file\n    paths: [x]\n    deployment_from: '((?:\\pL{100}){10})'\n"),
+      HasSubstr("f.yaml:4: sources[0].deployment_from: pattern too large ("));
+  EXPECT_THAT(ErrorOf("sources:\n  - type: tcp\n    deployment_from: '(\\w+\\s*){1000}'\n"),
+              HasSubstr("f.yaml:3: sources[0].deployment_from: pattern too large (its RE2 "
+                        "program has 10004 instructions"));
+  EXPECT_THAT(
+      ConfigFromFlags({.deployment_from = "(.{1000})", .paths = {"x.log"}}).status().message(),
+      HasSubstr("--deployment-from: pattern too large"));
+  auto compiled = CompileDeploymentFrom("/pods/([^/]+)/");
+  ASSERT_NE(compiled, nullptr);
+  EXPECT_EQ(compiled->options().max_mem(), 1 << 20);
+}
+
 TEST(ConfigTest, AlertmanagerTakesLabelsResendTimeoutAndQueueSize) {
   auto config = ParseConfig("f.yaml", R"(sources:
   - {type: file, paths: [x]}
@@ -166,6 +182,64 @@ TEST(ConfigTest, MissingSourcesOrPathsAreErrors) {
 TEST(ConfigTest, AYamlSyntaxErrorNamesItsLine) {
   EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x\n"), HasSubstr("f.yaml:"));
   EXPECT_THAT(ErrorOf("sources:\n  - type: file\n    paths: [x\n"), HasSubstr(": yaml: "));
+}
+
+TEST(ConfigTest, LimitsTakeEveryCapAndGoIntoThePipelineOptions) {
+  auto config = ParseConfig("f.yaml",
+                            "sources: [{type: file, paths: [x]}]\n"
+                            "correlation: {window: 90s}\n"
+                            "limits:\n"
+                            "  max_open_incidents: 50\n"
+                            "  max_held_events: 2000\n"
+                            "  max_hold: 3s\n"
+                            "  max_process_streams: 64\n"
+                            "  max_traceback_frames: 128\n"
+                            "  max_traceback_bytes: 65536\n"
+                            "  traceback_timeout: 2s\n"
+                            "  symptom_timeout: 7s\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const Pipeline::Options options = PipelineOptionsFor(*config);
+  EXPECT_EQ(options.correlator.window_us, 90'000'000);
+  EXPECT_EQ(options.correlator.max_open_incidents, 50u);
+  EXPECT_EQ(options.max_held_events, 2000u);
+  EXPECT_EQ(options.max_hold_us, 3'000'000);
+  EXPECT_EQ(options.engine.pending_timeout_us, 7'000'000);
+  ASSERT_TRUE(options.source_limits.has_value());
+  EXPECT_EQ(options.source_limits->max_process_streams, 64u);
+  EXPECT_EQ(options.source_limits->max_traceback_frames, 128u);
+  EXPECT_EQ(options.source_limits->max_traceback_bytes, 65536u);
+  EXPECT_EQ(options.source_limits->traceback_timeout_us, 2'000'000);
+}
+
+TEST(ConfigTest, WithoutLimitsThePipelineKeepsItsDefaults) {
+  auto config = ParseConfig("f.yaml", "sources: [{type: file, paths: [x]}]\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const Pipeline::Options options = PipelineOptionsFor(*config);
+  const Pipeline::Options defaults;
+  const parse::ParserOptions parser;
+  EXPECT_EQ(options.correlator.max_open_incidents, defaults.correlator.max_open_incidents);
+  EXPECT_EQ(options.max_held_events, defaults.max_held_events);
+  EXPECT_EQ(options.max_hold_us, defaults.max_hold_us);
+  EXPECT_EQ(options.engine.pending_timeout_us, defaults.engine.pending_timeout_us);
+  EXPECT_EQ(options.source_limits->max_process_streams, parser.max_workers);
+  EXPECT_EQ(options.source_limits->max_traceback_frames, parser.max_traceback_frames);
+  EXPECT_EQ(options.source_limits->max_traceback_bytes, parser.max_traceback_bytes);
+  EXPECT_EQ(options.source_limits->traceback_timeout_us, parser.traceback_timeout_us);
+}
+
+TEST(ConfigTest, BadLimitsAreErrorsNamingTheKey) {
+  const std::string head = "sources: [{type: file, paths: [x]}]\nlimits:\n";
+  EXPECT_EQ(ErrorOf(head + "  max_open_incidents: 0\n"),
+            "f.yaml:3: limits.max_open_incidents: must be at least 1");
+  EXPECT_EQ(ErrorOf(head + "  max_held_events: lots\n"),
+            "f.yaml:3: limits.max_held_events: expected an integer from 0 to 10000000");
+  EXPECT_EQ(ErrorOf(head + "  max_traceback_frames: 2\n"),
+            "f.yaml:3: limits.max_traceback_frames: must be at least 4");
+  EXPECT_EQ(ErrorOf(head + "  max_traceback_bytes: 100\n"),
+            "f.yaml:3: limits.max_traceback_bytes: must be at least 1024");
+  EXPECT_THAT(ErrorOf(head + "  symptom_timeout: never\n"),
+              HasSubstr("f.yaml:3: limits.symptom_timeout: expected a positive duration"));
+  EXPECT_EQ(ErrorOf(head + "  max_open: 5\n"), "f.yaml:3: limits.max_open: unknown key");
 }
 
 TEST(ConfigTest, OurOwnKeysHaveDefaultsAndBounds) {

@@ -79,7 +79,7 @@ memcheck: deps $(MEMCHECK_BUILD)/CMakeCache.txt
 # (tests/fuzz/run.sh prints runs, coverage and corpus size per target).
 # fuzz-smoke: FUZZ_SMOKE_SECONDS each, in .ci/run.
 FUZZ_SECONDS ?= 120
-FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_BUILD ?= build-fuzz
 fuzz-build: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \

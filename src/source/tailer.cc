@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,7 +22,13 @@ namespace fingerprintd::source {
 
 namespace {
 
-constexpr size_t kMaxHistory = 4;  // pieces remembered per stream for checkpoints
+// Pieces remembered per stream for checkpoints. A checkpoint's safe offset
+// may lag a rule's maxspan (30 min) behind what was read (tailer.h), so it
+// must still name the piece holding it after many rotations.
+constexpr size_t kMaxHistory = 64;
+// A gzipped piece is inflated into memory to be read from its checkpoint
+// offset; a larger one is not used (counted as missing).
+constexpr uint64_t kMaxInflatedBytes = 256ull << 20;
 
 uint64_t Fnv1a(std::string_view bytes) {
   uint64_t h = 1469598103934665603ull;
@@ -49,6 +57,40 @@ bool ReadHead(int fd, size_t n, std::string* out) {
 std::string DirName(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
+}
+
+bool HeadMatches(std::string_view head, const FileIdentity& identity) {
+  return head.size() == identity.head_bytes && Fnv1a(head) == identity.head_hash;
+}
+
+// Inflates the gzip file `path` into an anonymous memory file when its first
+// `identity.head_bytes` inflated bytes are the identity's head; -1 otherwise.
+int InflateIfHeadMatches(const std::string& path, const FileIdentity& identity) {
+  gzFile gz = ::gzopen(path.c_str(), "rb");
+  if (gz == nullptr) return -1;
+  std::string head(identity.head_bytes, '\0');
+  int n = ::gzread(gz, head.data(), static_cast<unsigned>(head.size()));
+  if (n < 0 || !HeadMatches(std::string_view(head.data(), static_cast<size_t>(n)), identity)) {
+    ::gzclose(gz);
+    return -1;
+  }
+  int fd = ::memfd_create("fingerprintd-gz-piece", MFD_CLOEXEC);
+  bool ok = fd >= 0 && ::write(fd, head.data(), static_cast<size_t>(n)) == n;
+  uint64_t total = static_cast<uint64_t>(n);
+  std::string buffer(256 << 10, '\0');
+  while (ok) {
+    int got = ::gzread(gz, buffer.data(), static_cast<unsigned>(buffer.size()));
+    if (got == 0) break;
+    total += static_cast<uint64_t>(std::max(got, 0));
+    ok = got > 0 && total <= kMaxInflatedBytes &&
+         ::write(fd, buffer.data(), static_cast<size_t>(got)) == got;
+  }
+  ::gzclose(gz);
+  if (!ok) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 std::string RealPath(const std::string& path) {
@@ -90,7 +132,10 @@ struct Tailer::OpenFile {
   uint64_t base = 0;         // stream offset of byte 0
   bool base_known = true;    // false: set when switched to (base = previous end)
   uint64_t read_offset = 0;  // file offset read up to
-  uint64_t last_size = 0;    // size at the last check
+  // File offset where a checkpoint's piece ended when it was switched away
+  // from (its successor's base): a resumed piece is read up to there only.
+  uint64_t end_limit = UINT64_MAX;
+  uint64_t last_size = 0;  // size at the last check
   // The line being assembled: bytes since its start, up to the cap.
   std::string partial;
   uint64_t line_start = 0;  // file offset of its first byte
@@ -168,6 +213,41 @@ std::unique_ptr<Tailer::OpenFile> Tailer::FindPiece(const std::string& path,
       if (file && IsSameFile(file->fd, identity)) return file;
     }
   }
+  return FindByHead(path, identity);
+}
+
+std::unique_ptr<Tailer::OpenFile> Tailer::FindByHead(const std::string& path,
+                                                     const FileIdentity& identity) {
+  if (identity.head_bytes == 0) return nullptr;  // nothing to recognise it by
+  const std::string prefix = std::filesystem::path(path).filename().string() + ".";
+  std::error_code ec;
+  std::vector<std::string> candidates;
+  for (std::filesystem::directory_iterator it(DirName(path), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().filename().string().starts_with(prefix)) {
+      candidates.push_back(it->path().string());
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  for (const std::string& candidate : candidates) {
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (candidate.ends_with(".gz")) {
+      int fd = InflateIfHeadMatches(candidate, identity);
+      if (fd < 0) continue;
+      auto file = std::make_unique<OpenFile>();
+      file->fd = fd;
+      auto id = ReadIdentity(fd);
+      if (!id.ok()) continue;
+      file->identity = *id;
+      file->last_size = static_cast<uint64_t>(::lseek(fd, 0, SEEK_END));
+      return file;
+    }
+    auto file = OpenPath(candidate);
+    if (!file) continue;
+    std::string head;
+    if (ReadHead(file->fd, identity.head_bytes, &head) && HeadMatches(head, identity)) return file;
+  }
   return nullptr;
 }
 
@@ -226,6 +306,7 @@ void Tailer::Resume(Stream& stream, const StreamCheckpoint& checkpoint) {
     }
     file->base = pieces[i].base;
     file->read_offset = checkpoint.offset > file->base ? checkpoint.offset - file->base : 0;
+    if (i + 1 < pieces.size()) file->end_limit = end - file->base;
     stream.queued.push_back(std::move(file));
   }
   // The file now at the path follows, unless it is the last piece found.
@@ -459,8 +540,10 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
 bool Tailer::ReadFile(Stream& stream, OpenFile& file, int64_t now_us, size_t* budget) {
   buffer_.resize(options_.read_chunk_bytes);
   while (true) {
+    if (file.read_offset >= file.end_limit) return true;
     if (*budget == 0) return false;
     size_t want = std::min(buffer_.size(), *budget);
+    want = static_cast<size_t>(std::min<uint64_t>(want, file.end_limit - file.read_offset));
     ssize_t n = ::pread(file.fd, buffer_.data(), want, static_cast<off_t>(file.read_offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return true;

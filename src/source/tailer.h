@@ -47,10 +47,20 @@
 // Where reading starts for a stream seen for the first time: the client's
 // OnOpen() may return a checkpoint (pieces + stream offset); pieces are found
 // by identity at the path or among the files of its directory (a renamed
-// predecessor), read from the checkpoint's offset, and the file now at the
-// path follows. Otherwise `start_at` applies to streams found by the first
-// Rescan(); a stream that appears later was created while we watched and is
-// read from its beginning.
+// predecessor), read from the checkpoint's offset up to where the next piece
+// began, and the file now at the path follows. Otherwise `start_at` applies
+// to streams found by the first Rescan(); a stream that appears later was
+// created while we watched and is read from its beginning.
+//
+// A checkpoint's offset can lie far back: the pipeline keeps start-up lines a
+// rule may still need for its maxspan (30 min), so the piece holding it may
+// since have been rotated several times, copied away by copytruncate, or
+// gzipped by the kubelet. A piece no longer found by device + inode is looked
+// for by content among the path's siblings named `<file name>.*` (`0.log.1`,
+// `0.log.20260104-143410.gz`): the first whose first head_bytes hash to the
+// piece's head, a `.gz` read through zlib into an anonymous memory file (up
+// to 256 MiB inflated). Only a piece deleted outright is lost
+// (checkpoint_pieces_missing); the stream then goes on from the next one.
 //
 // Lines: split at '\n' (the '\n' is not part of the line; a '\r' before it
 // is kept for the parser to strip). A line longer than max_line_bytes is cut
@@ -204,6 +214,7 @@ class Tailer {
   void SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next);
   std::unique_ptr<OpenFile> OpenPath(const std::string& path);
   std::unique_ptr<OpenFile> FindPiece(const std::string& path, const FileIdentity& identity);
+  std::unique_ptr<OpenFile> FindByHead(const std::string& path, const FileIdentity& identity);
   void Remember(Stream& stream, const OpenFile& file);
   void WatchStream(Stream& stream);
 

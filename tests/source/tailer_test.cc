@@ -356,6 +356,94 @@ TEST_F(TailerTest, ACheckpointWhoseFileIsGoneStartsTheNewFileFromItsBeginning) {
   EXPECT_EQ(client_.lines[0].offset, 3u);
 }
 
+// The pipeline's safe offset lags behind what was read (start-up lines a rule
+// may still need), so a checkpoint can point into a file that copytruncate
+// has since emptied: the restart reads those lines from the copy (found by
+// its head), up to where the truncation was seen, then the live file.
+TEST_F(TailerTest, ACheckpointBehindACopytruncateRereadsItsLinesFromTheCopy) {
+  Append("0.log", "a1\na2\n");
+  {
+    auto tailer = MakeTailer("0.log");
+    tailer->Rescan(now_);
+    fs::copy_file(Path("0.log"), Path("0.log.1"));
+    Append("0.log.1", "a3\n");  // written between the copy's read and the truncation
+    fs::resize_file(Path("0.log"), 0);
+    Append("0.log", "b1\n");
+    tailer->Poll(now_);
+    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
+  }
+  client_.lines.clear();
+  Append("0.log", "b2\n");
+  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1", "b2"));
+  ASSERT_EQ(client_.lines.size(), 3u);
+  EXPECT_EQ(client_.lines[0].offset, 3u);
+  EXPECT_EQ(client_.lines[1].offset, 6u);
+  EXPECT_EQ(tailer->stats().checkpoint_pieces_missing, 0u);
+}
+
+TEST_F(TailerTest, ACheckpointInAPieceTheKubeletGzippedSinceIsReadFromTheGz) {
+  fs::create_directories(dir_ / "ns_pod_uid" / "vllm");
+  std::string live = "ns_pod_uid/vllm/0.log";
+  Append(live, "a1\na2\n");
+  {
+    auto tailer = MakeTailer("*/*/*.log");
+    tailer->Rescan(now_);
+    fs::rename(Path(live), Path(live + ".20260104-143410"));
+    Append(live, "b1\n");
+    tailer->Poll(now_);
+    client_.checkpoints[Path(live)] = {tailer->PiecesFor(Path(live), 3), 3};
+  }
+  client_.lines.clear();
+  // While stopped: the next rotation, and the older piece gzipped.
+  fs::rename(Path(live), Path(live + ".20260104-143500"));
+  Append(live, "c1\n");
+  ASSERT_EQ(std::system(("gzip " + Path(live + ".20260104-143410")).c_str()), 0);
+  auto tailer = MakeTailer("*/*/*.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1", "c1"));
+  ASSERT_EQ(client_.lines.size(), 3u);
+  EXPECT_EQ(client_.lines[0].offset, 3u);
+  EXPECT_EQ(client_.lines[2].offset, 9u);
+}
+
+// A process still writing to the renamed file after the rotation was seen:
+// a resumed piece ends where it ended when it was switched away from, so the
+// next piece's offsets are not read twice.
+TEST_F(TailerTest, AResumedPieceIsReadOnlyUpToWhereItsSuccessorBegan) {
+  Append("0.log", "a1\na2\n");
+  {
+    auto tailer = MakeTailer("0.log");
+    tailer->Rescan(now_);
+    fs::rename(Path("0.log"), Path("0.log.1"));
+    Append("0.log", "b1\n");
+    tailer->Poll(now_);
+    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
+  }
+  client_.lines.clear();
+  Append("0.log.1", "late\n");
+  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1"));
+}
+
+// A checkpoint may lag many rotations behind (a rule's maxspan of start-up
+// lines): its pieces must reach back to the one holding its offset.
+TEST_F(TailerTest, ACheckpointTwentyRotationsBackStillNamesThePieceHoldingItsOffset) {
+  Append("0.log", "a1\na2\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  for (int i = 0; i < 20; ++i) {
+    fs::rename(Path("0.log"), Path("0.log." + std::to_string(100 + i)));
+    Append("0.log", "r" + std::to_string(i) + "\n");
+    tailer->Poll(now_);
+  }
+  std::vector<FilePiece> pieces = tailer->PiecesFor(Path("0.log"), 3);
+  ASSERT_EQ(pieces.size(), 21u);
+  EXPECT_EQ(pieces.front().base, 0u);
+}
+
 TEST_F(TailerTest, InotifyReportsWritesAndNewFiles) {
   auto watcher = InotifyWatcher::Create();
   ASSERT_TRUE(watcher.ok()) << watcher.status().message();

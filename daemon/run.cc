@@ -38,6 +38,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "audit.h"
@@ -474,6 +475,7 @@ class Daemon {
           }
         }
       }
+      RegisterRestoredSocketStreams(checkpoint->pipeline_state);
       if (Status s = engine_->pipeline->RestoreState(checkpoint->pipeline_state); !s.ok()) {
         metrics_.CheckpointFailed();
         spdlog::warn("checkpoint state not restored ({}); starting from start_at", s.message());
@@ -485,6 +487,45 @@ class Daemon {
       if (Status s = source->Start(); !s.ok()) return s;
     }
     return OkStatus();
+  }
+
+  // Socket streams never resume, but the saved state names them, and a client
+  // that reconnects at once gets its old stream's name (the connection's
+  // slot) before the pipeline has forgotten the ended one, so its lines go to
+  // that source. Registered here with the socket source's parser options, not
+  // with RestoreState's defaults, which have no clock: a vLLM header without
+  // a year was dated 1970 and made a second incident (found by bench/soak.sh).
+  // The names are read from the state's "sources" (Pipeline::SaveState).
+  void RegisterRestoredSocketStreams(const std::string& state) {
+    nlohmann::json j = nlohmann::json::parse(state, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("sources") || !j["sources"].is_array()) return;
+    for (const nlohmann::json& s : j["sources"]) {
+      if (!s.is_object() || !s.value("transient", false) || !s.contains("name") ||
+          !s["name"].is_string() || !s.contains("deployment") || !s["deployment"].is_string()) {
+        continue;
+      }
+      const std::string name = s["name"].get<std::string>();
+      for (const config::SourceConfig& source : config_.sources) {
+        if (source.type == config::SourceType::kFile ||
+            !name.starts_with(SocketSourceName(source) + "#")) {
+          continue;
+        }
+        SourceSpec spec;
+        spec.name = name;
+        spec.deployment = s["deployment"].get<std::string>();
+        if (s.contains("labels") && s["labels"].is_object()) {
+          for (const auto& [key, value] : s["labels"].items()) {
+            if (value.is_string()) spec.labels[key] = value.get<std::string>();
+          }
+        }
+        spec.parser = SocketParserOptions(source);
+        spec.parser.now_us = WallNowMicros();
+        spec.parser.current_year = CurrentYear();
+        spec.transient = true;
+        engine_->pipeline->AddSource(spec);
+        break;
+      }
+    }
   }
 
   source::Checkpoint Snapshot() const {

@@ -47,8 +47,7 @@ struct Shared {
     source::ParseStreamLabel(config.deployment_field, &streams.deployment_field);
     streams.max_streams = config.max_streams;
     streams.idle_timeout_us = config.idle_timeout_us;
-    streams.parser.envelope = config.framing == "jsonl" ? parse::Envelope::kPlain : config.format;
-    streams.parser.max_line_bytes = config.max_line_bytes;
+    streams.parser = SocketParserOptions(config);
     framing = config.framing == "jsonl" ? source::Framing::kJsonl : source::Framing::kLines;
     fields = source::JsonFields::Defaults();
     if (!config.text_fields.empty()) fields.text = config.text_fields;
@@ -354,7 +353,7 @@ class Listener final : public ConnectionSet {
 class StdinSource final : public ConnectionSet {
  public:
   StdinSource(const config::SourceConfig& config, SocketSourceContext context)
-      : ConnectionSet(config, context, "stdin"), io_(context.io) {}
+      : ConnectionSet(config, context, SocketSourceName(config)), io_(context.io) {}
 
   Status Start() override {
     int fd = ::dup(STDIN_FILENO);
@@ -411,6 +410,26 @@ Status ClearUnixPath(asio::io_context& io, const std::string& path) {
 
 }  // namespace
 
+std::string SocketSourceName(const config::SourceConfig& config) {
+  switch (config.type) {
+    case config::SourceType::kTcp:
+      return "tcp:" + config.listen;
+    case config::SourceType::kUnix:
+      return "unix:" + config.path;
+    case config::SourceType::kStdin:
+    case config::SourceType::kFile:
+      break;
+  }
+  return "stdin";
+}
+
+parse::ParserOptions SocketParserOptions(const config::SourceConfig& config) {
+  parse::ParserOptions options;
+  options.envelope = config.framing == "jsonl" ? parse::Envelope::kPlain : config.format;
+  options.max_line_bytes = config.max_line_bytes;
+  return options;
+}
+
 std::unique_ptr<LiveSource> MakeSocketSource(const config::SourceConfig& config,
                                              SocketSourceContext context) {
   asio::io_context& io = context.io;
@@ -429,7 +448,7 @@ std::unique_ptr<LiveSource> MakeSocketSource(const config::SourceConfig& config,
           return FailedPreconditionError("tcp:" + listen + ": " + ec.message());
         return results.begin()->endpoint();
       };
-      return std::make_unique<Listener<Tcp>>(config, context, "tcp:" + config.listen, endpoint);
+      return std::make_unique<Listener<Tcp>>(config, context, SocketSourceName(config), endpoint);
     }
     case config::SourceType::kUnix: {
       using Unix = asio::local::stream_protocol;
@@ -437,7 +456,7 @@ std::unique_ptr<LiveSource> MakeSocketSource(const config::SourceConfig& config,
         if (Status s = ClearUnixPath(io, path); !s.ok()) return s;
         return Unix::endpoint(path);
       };
-      return std::make_unique<Listener<Unix>>(config, context, "unix:" + config.path, endpoint);
+      return std::make_unique<Listener<Unix>>(config, context, SocketSourceName(config), endpoint);
     }
     case config::SourceType::kStdin:
       return std::make_unique<StdinSource>(config, context);

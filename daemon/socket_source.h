@@ -40,9 +40,11 @@
 #include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "config/config.h"
+#include "fingerprintd/parse.h"
 #include "live_source.h"
 
 namespace fingerprintd::daemon {
@@ -61,5 +63,11 @@ struct SocketSourceContext {
 // references must outlive it.
 std::unique_ptr<LiveSource> MakeSocketSource(const config::SourceConfig& config,
                                              SocketSourceContext context);
+
+// What the names of a socket source's streams start with, before '#' and the
+// connection's slot: "tcp:127.0.0.1:5170", "unix:/run/x.sock", "stdin".
+std::string SocketSourceName(const config::SourceConfig& config);
+// The parser options of a socket source's streams (now_us is set as each opens).
+parse::ParserOptions SocketParserOptions(const config::SourceConfig& config);
 
 }  // namespace fingerprintd::daemon

@@ -4,8 +4,11 @@
 // that nothing is lost and nothing doubled: one incident, 2/2 workers, the
 // same incident_id as a replay, each revision written once, and the daemon's
 // own count of the lines and bytes it read equal to what was written.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -137,6 +140,89 @@ TEST_F(RunTest, SigkillAfterACopytruncateRereadsTheCheckpointedLinesFromTheCopyO
   ++written[DigestOf(later)];
   EXPECT_EQ(audited, written);
   ExpectOneCompleteIncident();
+}
+
+// A TCP connection to 127.0.0.1:port, -1 when refused.
+int ConnectTcp(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool SendAll(int fd, const std::string& bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Found by bench/soak.sh: a shipper that reconnects the moment the daemon is
+// back takes its old connection's slot, so its lines went to the stream the
+// checkpoint had restored with the pipeline's default parser options: no
+// clock, so headers without a year were dated 1970, and the resent failure
+// became a second, 1/2-worker incident.
+TEST_F(RunTest, ASocketClientReconnectingRightAfterASigkillKeepsItsLinesDatesAndOneIncident) {
+  std::ofstream(dir_ / "config.yaml")
+      << "sources:\n  - {type: tcp, listen: '127.0.0.1:0', framing: jsonl}\n"
+      << "checkpoint_dir: " << (dir_ / "checkpoints").string() << "\n"
+      << "http: {listen: '127.0.0.1:0'}\n"
+      << "incidents: {path: " << Incidents().string() << "}\n";
+  auto start = [&] {
+    return std::make_unique<DaemonProcess>(
+        std::vector<std::string>{"--config", (dir_ / "config.yaml").string()}, dir_ / "daemon.err");
+  };
+  // The port of the nth "listening on tcp:... (127.0.0.1:PORT)" line, 0 before it.
+  auto port = [&](size_t nth) {
+    static const std::regex kListening(R"(listening on tcp:\S+ \(127\.0\.0\.1:(\d+)\))");
+    std::string err = Stderr();
+    size_t seen = 0;
+    for (std::sregex_iterator it(err.begin(), err.end(), kListening), end; it != end; ++it) {
+      if (++seen == nth) return std::stoi((*it)[1]);
+    }
+    return 0;
+  };
+  auto json_lines = [&](size_t from, size_t to) {
+    std::string out;
+    for (size_t i = from; i < to; ++i) {
+      out += Json{{"log", lines_[i]}, {"deployment", "qwen3"}}.dump() + "\n";
+    }
+    return out;
+  };
+  auto daemon = start();
+  ASSERT_TRUE(WaitFor([&] { return port(1) != 0; })) << Stderr();
+  int fd = ConnectTcp(port(1));
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, json_lines(0, 118)));  // rank 0 failed, rank 1 not yet
+  std::string checkpoint = (dir_ / "checkpoints" / "checkpoint.json").string();
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadFile(checkpoint).find("127.0.0.1:0#0") != std::string::npos; }));
+  EXPECT_EQ(daemon->Kill(SIGKILL), -1);
+  ::close(fd);
+  daemon = start();
+  // The shipper resends everything as soon as the port accepts.
+  int again = -1;
+  ASSERT_TRUE(WaitFor([&] { return port(2) != 0 && (again = ConnectTcp(port(2))) >= 0; },
+                      std::chrono::milliseconds(15000)));
+  ASSERT_TRUE(SendAll(again, json_lines(0, lines_.size())));
+  ::shutdown(again, SHUT_WR);
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  ::close(again);
+  EXPECT_EQ(daemon->Kill(SIGTERM), 0);
+  std::set<std::string> ids;
+  for (const Json& j : IncidentLines()) {
+    ids.insert(j["incident_id"].get<std::string>());
+    EXPECT_NE(j["first_seen"].get<std::string>().substr(0, 4), "1970") << j.dump();
+  }
+  EXPECT_EQ(ids.size(), 1u) << ReadFile(Incidents());
 }
 
 TEST_F(RunTest, AFileCreatedUnderTheGlobWhileRunningIsRead) {

@@ -90,6 +90,10 @@ struct LogRecord {
   std::string_view location;  // "core.py:1110" or empty
   std::string_view message;   // text after every prefix and header
   std::string_view raw;       // the envelope content as read (ANSI kept), for evidence
+  // Set by the parser when the bytes `message` was cut from were searched as
+  // part of a whole read buffer and hold none of the prefilter atoms of this
+  // rule set (rules::RuleSet*): the engine may skip its own literal scan.
+  const void* atom_free_for = nullptr;
 };
 
 }  // namespace fingerprintd

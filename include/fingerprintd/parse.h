@@ -29,6 +29,8 @@
 
 namespace fingerprintd::parse {
 
+class AtomHints;  // parse/atom_hints.h: where a read buffer holds prefilter atoms
+
 enum class Envelope : uint8_t { kAuto = 0, kPlain, kCri, kDocker, kJournald, kCompose };
 std::string_view EnvelopeName(Envelope envelope);  // "auto", "plain", "cri", ...
 // Accepts the config/CLI names: auto | plain | cri | docker | journald | compose.
@@ -62,6 +64,11 @@ struct ParserOptions {
   // (event time) is forgotten and its slot reused, counted as
   // Evicted::kProcessStream: a crash loop brings new pids at every restart.
   size_t max_workers = 4096;
+  // Buffer-first matching (replay): the reader searched the buffer the lines
+  // are views of for the rule set's atoms. Lines inside it without one skip
+  // ANSI cleaning and prefix parsing when their raw prefix repeats, and the
+  // engine's literal scan. Null = every line takes the per-line path.
+  const AtomHints* atom_hints = nullptr;
 };
 
 // Receives the parser's output. Views inside LogRecord are valid only for the

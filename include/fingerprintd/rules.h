@@ -149,6 +149,12 @@ class RuleSet {
   // Appends the ids of every pattern matching `text` to `out` (cleared first).
   // `atoms` is scratch space reused between calls.
   void Match(std::string_view text, std::vector<int>* atoms, std::vector<int>* out) const;
+  // Match() for a text known to hold none of the atoms (LogRecord::atom_free_for):
+  // only the unfiltered patterns run.
+  void MatchAtomFree(std::string_view text, std::vector<int>* out) const;
+  // The prefilter's atoms (lowercased literals), for a whole-buffer search;
+  // empty when the prefilter does not use them case-folded as ASCII.
+  const std::vector<std::string>& Atoms() const;
   const PatternRef& Ref(int id) const { return refs_[id]; }
   // Patterns without a literal the prefilter can use; run on every line.
   size_t UnfilteredPatternCount() const;

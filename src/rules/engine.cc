@@ -205,7 +205,11 @@ struct RuleEngine::Impl {
       carry.text.clear();
       return;
     }
-    rules->Match(record.message, &atoms, &matches);
+    if (record.atom_free_for == rules.get()) {
+      rules->MatchAtomFree(record.message, &matches);
+    } else {
+      rules->Match(record.message, &atoms, &matches);
+    }
     const Level level = EffectiveLevel(record);
     applied.clear();
     if (!matches.empty()) ApplyMatches(*stream, record, record.message, level, matches, false);

@@ -69,6 +69,9 @@ struct RuleSet::Prefilter {
   std::unique_ptr<re2::RE2::Set> atoms;
   // Patterns FilteredRE2 could not reduce to atoms: candidates on every line.
   std::vector<int> unfiltered;
+  // The atoms as the scanner searches them (ASCII, case-folded); empty when
+  // the RE2::Set is used instead.
+  std::vector<std::string> scanned_atoms;
 };
 
 RuleSet::RuleSet() : prefilter_(std::make_unique<Prefilter>()) {}
@@ -122,6 +125,7 @@ Status RuleSet::Compile() {
   });
   if (ascii) {
     prefilter_->scanner = LiteralScanner(atoms);
+    prefilter_->scanned_atoms = atoms;
   } else {
     RE2::Options set_options;
     set_options.set_case_sensitive(false);
@@ -153,13 +157,20 @@ void RuleSet::Match(std::string_view text, std::vector<int>* atoms, std::vector<
     any_atom = prefilter_->scanner.FindAll(text, atoms);
   }
   if (!any_atom) {
-    for (int id : prefilter_->unfiltered) {
-      if (RE2::PartialMatch(text, prefilter_->filter.GetRE2(id))) out->push_back(id);
-    }
+    MatchAtomFree(text, out);
     return;
   }
   prefilter_->filter.AllMatches(text, *atoms, out);
 }
+
+void RuleSet::MatchAtomFree(std::string_view text, std::vector<int>* out) const {
+  out->clear();
+  for (int id : prefilter_->unfiltered) {
+    if (RE2::PartialMatch(text, prefilter_->filter.GetRE2(id))) out->push_back(id);
+  }
+}
+
+const std::vector<std::string>& RuleSet::Atoms() const { return prefilter_->scanned_atoms; }
 
 size_t RuleSet::UnfilteredPatternCount() const { return prefilter_->unfiltered.size(); }
 

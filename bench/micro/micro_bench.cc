@@ -13,8 +13,6 @@
 // parser on ANSI-cleaned lines, the header parser on the text after the prefix.
 // Throughput counters are bytes of the stage's own input per second.
 #include <benchmark/benchmark.h>
-#include <re2/filtered_re2.h>
-#include <re2/re2.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,12 +23,15 @@
 #include <string>
 #include <vector>
 
+#include "fingerprintd/correlate.h"
 #include "fingerprintd/parse.h"
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/rules.h"
+#include "fingerprintd/source.h"
 #include "parse/ansi.h"
 #include "parse/header.h"
 #include "parse/prefix.h"
+#include "rules/buffer_matcher.h"
 #include "rules/literal_scanner.h"
 
 namespace fingerprintd {
@@ -110,30 +111,9 @@ std::shared_ptr<const rules::RuleSet> Pack() {
   return pack;
 }
 
-// The prefilter's atoms, built as RuleSet::Compile builds them.
+// The prefilter's atoms, as the rule set's engine scans them.
 const rules::LiteralScanner& PackScanner() {
-  static const rules::LiteralScanner* scanner = [] {
-    re2::FilteredRE2 filter(6);
-    RE2::Options options;
-    options.set_log_errors(false);
-    for (const rules::Rule& rule : Pack()->rules()) {
-      for (const rules::Stage& stage : rule.stages) {
-        for (const std::string& p : stage.patterns) {
-          int id;
-          filter.Add(p, options, &id);
-        }
-      }
-    }
-    for (const rules::FactExtractor& fact : Pack()->facts()) {
-      for (const std::string& p : fact.patterns) {
-        int id;
-        filter.Add(p, options, &id);
-      }
-    }
-    std::vector<std::string> atoms;
-    filter.Compile(&atoms);
-    return new rules::LiteralScanner(atoms);
-  }();
+  static const rules::LiteralScanner* scanner = new rules::LiteralScanner(Pack()->Atoms());
   return *scanner;
 }
 
@@ -173,6 +153,43 @@ void BM_LiteralScannerFindAllPerBuffer(benchmark::State& state) {
   SetThroughput(state, c.text.size(), c.lines.size());
 }
 BENCHMARK(BM_LiteralScannerFindAllPerBuffer);
+
+// Buffer-first matching: every atom occurrence of each 1 MiB read buffer of
+// the raw file, with the engine the build chose (Hyperscan or the scanner).
+void BM_BufferMatcherSearch(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  rules::BufferMatcher matcher(Pack()->Atoms());
+  rules::BufferMatcher::Scratch scratch(matcher);
+  constexpr size_t kBuffer = 1 << 20;
+  std::vector<size_t> ends;
+  for (auto _ : state) {
+    ends.clear();
+    for (size_t at = 0; at < c.text.size(); at += kBuffer) {
+      matcher.Search(std::string_view(c.text).substr(at, kBuffer), &ends, &scratch);
+    }
+    benchmark::DoNotOptimize(ends.size());
+  }
+  state.SetLabel(rules::BufferMatcher::EngineName());
+  SetThroughput(state, c.text.size(), c.lines.size());
+}
+BENCHMARK(BM_BufferMatcherSearch);
+
+// The own scanner as the buffer-first fallback, same buffers.
+void BM_LiteralScannerFindEndsPerBuffer(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  const rules::LiteralScanner& scanner = PackScanner();
+  constexpr size_t kBuffer = 1 << 20;
+  std::vector<size_t> ends;
+  for (auto _ : state) {
+    ends.clear();
+    for (size_t at = 0; at < c.text.size(); at += kBuffer) {
+      scanner.FindEnds(std::string_view(c.text).substr(at, kBuffer), &ends);
+    }
+    benchmark::DoNotOptimize(ends.size());
+  }
+  SetThroughput(state, c.text.size(), c.lines.size());
+}
+BENCHMARK(BM_LiteralScannerFindEndsPerBuffer);
 
 // `parse` over the cleaned lines that start with '(' or '[', as the source
 // parser calls it; the bytes counted are those of every cleaned line.
@@ -281,6 +298,24 @@ void BM_SourceParserAndRuleEngine(benchmark::State& state) {
   SetThroughput(state, c.text.size(), c.lines.size());
 }
 BENCHMARK(BM_SourceParserAndRuleEngine)->Unit(benchmark::kMillisecond);
+
+// The whole replay engine (parse -> rules -> correlate) on the mix held in
+// memory, as one buffer: buffer-first (arg 1) against the per-line path (0).
+void BM_ReplayText(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  NullPipelineEvents events;
+  parse::ParserOptions options;
+  options.current_year = 2026;
+  for (auto _ : state) {
+    correlate::LatestIncidents sink;
+    source::ReplayText(c.text, "mix.log", "mix", options, Pack(), events, sink,
+                       state.range(0) != 0);
+    benchmark::DoNotOptimize(sink.Sorted().size());
+  }
+  state.SetLabel(state.range(0) != 0 ? "buffer-first" : "per-line");
+  SetThroughput(state, c.text.size(), c.lines.size());
+}
+BENCHMARK(BM_ReplayText)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace fingerprintd

@@ -1,5 +1,7 @@
 #include "parse/header.h"
 
+#include <algorithm>
+
 namespace fingerprintd::parse {
 namespace {
 
@@ -34,10 +36,10 @@ size_t ParseBracketLocation(std::string_view text, size_t pos, std::string_view*
     if (gt == std::string_view::npos || gt > pos + 200) return 0;
     close = text.find(']', gt);
   } else {
+    const size_t limit = std::min(text.size(), pos + 300);
+    const char* p = text.data();
     close = pos;
-    while (close < text.size() && close < pos + 300 && text[close] != ']' && text[close] != ' ') {
-      ++close;
-    }
+    while (close < limit && p[close] != ']' && p[close] != ' ') ++close;
   }
   if (close == std::string_view::npos || close >= text.size() || text[close] != ']') return 0;
   const size_t colon = text.rfind(':', close);

@@ -6,6 +6,16 @@
 //     location)
 //     -> event time -> Ray rank learning -> TracebackAssembler -> RecordSink
 //
+// Buffer-first (ParserOptions::atom_hints, replay): a line whose raw bytes
+// start with the raw prefix (ANSI included) of a recent line, followed by
+// plain printable ASCII that cannot extend the prefix chain, skips
+// CleanLine, StripPasteWrappers, the prefix parse and the worker lookup: each
+// of them is a function of those bytes, so the result is the recent line's
+// (RawPrefix below says why, step by step). A record whose message lies in
+// buffer bytes without any prefilter atom is marked atom-free for the engine.
+// Without hints every line takes the per-line path, the oracle the
+// buffer-first one is tested against (tests/parse/buffer_first_test.cc).
+//
 // Choices worth knowing:
 // - LineRead() reports the physical line's bytes plus its '\n' (the caller
 //   strips it), so bytes_total tracks the file size.
@@ -17,13 +27,19 @@
 //   file's mtime, else from the injected current year (both counted). Header
 //   times are converted with the envelope's zone offset when it has one, else
 //   with ParserOptions::local_utc_offset_s.
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <unordered_map>
 
 #include "fingerprintd/parse.h"
 #include "parse/ansi.h"
+#include "parse/atom_hints.h"
 #include "parse/envelope.h"
 #include "parse/header.h"
 #include "parse/paste_wrappers.h"
@@ -49,6 +65,11 @@ int32_t DigitsAt(std::string_view s, size_t pos) {
   return i == pos ? -1 : static_cast<int32_t>(v);
 }
 
+bool SameCivil(const CivilTime& a, const CivilTime& b) {
+  return a.second == b.second && a.minute == b.minute && a.hour == b.hour && a.day == b.day &&
+         a.month == b.month && a.year == b.year && a.micros == b.micros;
+}
+
 // Cuts `line` to at most `max` bytes without splitting a UTF-8 sequence.
 std::string_view CapLine(std::string_view line, size_t max) {
   size_t cut = max;
@@ -57,6 +78,34 @@ std::string_view CapLine(std::string_view line, size_t max) {
     --cut;
   }
   return line.substr(0, cut);
+}
+
+// True if every byte is printable ASCII (0x20..0x7e): CleanLine leaves such
+// bytes as they are, and nothing in them is an escape sequence's. Sixteen
+// bytes at a time: as signed bytes, exactly those are > 0x1f and < 0x7f.
+bool PlainAscii(std::string_view s) {
+  const char* p = s.data();
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i low = _mm_set1_epi8(0x1f);
+  const __m128i high = _mm_set1_epi8(0x7f);
+  auto plain16 = [&](size_t at) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+    const __m128i ok = _mm_and_si128(_mm_cmpgt_epi8(x, low), _mm_cmplt_epi8(x, high));
+    return _mm_movemask_epi8(ok) == 0xFFFF;
+  };
+  if (s.size() >= 16) {
+    for (; i + 16 <= s.size(); i += 16) {
+      if (!plain16(i)) return false;
+    }
+    return i == s.size() || plain16(s.size() - 16);  // the tail, overlapping
+  }
+#endif
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    if (c < 0x20 || c >= 0x7f) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -108,6 +157,9 @@ struct SourceParser::Impl {
   WorkerInfo* Recycle(const ProcessId& id);
   static void IndexKey(std::string_view name, int32_t pid, std::string_view ip, std::string* out);
   int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec);
+  // The year of a header without one, when no envelope gives it; which
+  // fallback that was in *fallback.
+  int64_t GuessYear(const CivilTime& t, int32_t offset, TimeFallback* fallback) const;
   void LearnRank(WorkerInfo* worker, std::string_view message);
 
   const uint32_t source_id;
@@ -134,7 +186,127 @@ struct SourceParser::Impl {
   std::unordered_map<std::string, WorkerInfo*, StringHash, std::equal_to<>> index;
   std::vector<int64_t> last_time;  // per WorkerInfo::id
   int64_t source_last_time = kNoTime;
+  // HeaderTime of the previous header (most lines repeat its second).
+  struct {
+    bool valid = false;
+    CivilTime t;
+    int64_t days = 0;
+    int32_t offset = 0;
+    int64_t candidates[3] = {0, 0, 0};  // the envelope's local year, the one before, after
+  } envelope_cache;
+  struct {
+    bool valid = false;
+    CivilTime t;
+    int32_t offset = 0;
+    int64_t result = 0;
+    TimeFallback fallback = TimeFallback::kYearFromClock;
+  } guess_cache;
+
+  // Buffer-first only. The raw bytes of a recent line up to the end of its
+  // process prefix chain, and the worker that chain named.
+  //
+  // Why a line L = raw + rest, with `rest` non-empty printable ASCII, gets
+  // exactly what the per-line path computes:
+  // - CleanLine(L) = CleanLine(raw) + rest = chain + rest: every escape
+  //   sequence of `raw` ends before its last byte (checked when kept), so
+  //   its length does not depend on what follows; `rest` has no ESC, no
+  //   control byte, no '\r', no non-ASCII byte; no flag is raised.
+  // - StripPasteWrappers leaves a line starting with '(' as it is.
+  // - The prefix parse of chain + rest is the chain's when `rest` cannot
+  //   extend it: the PrefixCache::Hit conditions (no separating space the
+  //   chain lacked, no '(' or '[' after the spaces), and PrefixCache is
+  //   tested equal to ParsePrefixes.
+  // - Lookup maps the chain's (name, pid, ip) to the same worker as long as
+  //   no stream was recycled since (Recycle() drops every entry).
+  struct RawPrefix {
+    std::string raw;  // "" = unused
+    bool ends_in_space = false;
+    size_t chain_size = 0;  // bytes of the cleaned chain (consumed)
+    WorkerInfo* worker = nullptr;
+  };
+  static constexpr size_t kRawPrefixes = 8;
+  RawPrefix raw_prefixes[kRawPrefixes];
+  size_t raw_last_hit = 0;
+  size_t raw_next_victim = 0;
+
+  bool RawPrefixHit(std::string_view content, WorkerInfo** worker, size_t* chain_size,
+                    std::string_view* rest);
+  void KeepRawPrefix(std::string_view content, std::string_view clean, size_t consumed,
+                     WorkerInfo* worker);
 };
+
+bool SourceParser::Impl::RawPrefixHit(std::string_view content, WorkerInfo** worker,
+                                      size_t* chain_size, std::string_view* rest) {
+  auto hit = [&](const RawPrefix& e) {
+    const size_t n = e.raw.size();
+    if (n == 0 || content.size() <= n || std::memcmp(content.data(), e.raw.data(), n) != 0) {
+      return false;
+    }
+    std::string_view after = content.substr(n);
+    if (!e.ends_in_space && after[0] == ' ') return false;
+    size_t next = 0;
+    while (next < after.size() && after[next] == ' ') ++next;
+    if (next < after.size() && (after[next] == '(' || after[next] == '[')) return false;
+    if (!PlainAscii(after)) return false;
+    *worker = e.worker;
+    *chain_size = e.chain_size;
+    *rest = after;
+    return true;
+  };
+  if (hit(raw_prefixes[raw_last_hit])) return true;
+  for (size_t i = 0; i < kRawPrefixes; ++i) {
+    if (i != raw_last_hit && hit(raw_prefixes[i])) {
+      raw_last_hit = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Keeps the raw bytes of `content` that clean to clean[0, consumed), when the
+// mapping is one a later line can reuse (see RawPrefix).
+void SourceParser::Impl::KeepRawPrefix(std::string_view content, std::string_view clean,
+                                       size_t consumed, WorkerInfo* worker) {
+  if (consumed == 0 || consumed > clean.size() || clean[0] != '(') return;
+  size_t i = 0, kept = 0;
+  while (kept < consumed && i < content.size()) {
+    const unsigned char c = static_cast<unsigned char>(content[i]);
+    if (c == 0x1b) {
+      const size_t len = EscapeSequenceLength(content.substr(i));
+      i += len;
+      continue;
+    }
+    if (c < 0x20 || c >= 0x7f || content[i] != clean[kept]) return;
+    ++i;
+    ++kept;
+  }
+  if (kept != consumed || i >= content.size()) return;
+  const std::string_view raw = content.substr(0, i);
+  // Every escape sequence must end inside `raw`, before its last byte, when
+  // measured on `raw` alone.
+  for (size_t j = 0; j < raw.size();) {
+    if (raw[j] != '\x1b') {
+      ++j;
+      continue;
+    }
+    const size_t len = EscapeSequenceLength(raw.substr(j));
+    if (j + len >= raw.size()) return;
+    j += len;
+  }
+  std::string scratch;
+  CleanFlags flags;
+  if (CleanLine(raw, &scratch, &flags) != clean.substr(0, consumed) || flags.binary ||
+      flags.invalid_utf8) {
+    return;
+  }
+  RawPrefix& e = raw_prefixes[raw_next_victim];
+  raw_last_hit = raw_next_victim;
+  raw_next_victim = (raw_next_victim + 1) % kRawPrefixes;
+  e.raw.assign(raw.data(), raw.size());
+  e.ends_in_space = clean[consumed - 1] == ' ';
+  e.chain_size = consumed;
+  e.worker = worker;
+}
 
 WorkerInfo* SourceParser::Impl::Lookup(const ProcessId& id, std::string_view key) {
   if (last_worker != nullptr && key == last_key) return last_worker;
@@ -189,6 +361,7 @@ WorkerInfo* SourceParser::Impl::Recycle(const ProcessId& id) {
   IndexKey(victim->name, victim->pid, victim->ip, &old_key);
   index.erase(old_key);
   if (last_worker == victim) last_worker = nullptr;
+  for (RawPrefix& e : raw_prefixes) e.raw.clear();
   WorkerTable::Reuse(victim, id.role, id.name, id.pid, id.ip);
   if (victim->id < last_time.size()) last_time[victim->id] = kNoTime;
   return victim;
@@ -203,11 +376,22 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
     // header closest to the envelope time (a Dec 31 line read on Jan 1).
     int64_t local_secs = rec.time_us / kMicrosPerSecond + offset;
     int64_t days = local_secs / 86400 - (local_secs % 86400 < 0 ? 1 : 0);
-    int32_t y, m, d;
-    CivilFromDays(days, &y, &m, &d);
-    int64_t best = CivilToUnixMicros(t, y, offset);
-    for (int32_t candidate : {y - 1, y + 1}) {
-      const int64_t v = CivilToUnixMicros(t, candidate, offset);
+    // The three candidates depend on (t, days, offset) only; consecutive
+    // lines mostly repeat them.
+    if (!envelope_cache.valid || !SameCivil(envelope_cache.t, t) || envelope_cache.days != days ||
+        envelope_cache.offset != offset) {
+      int32_t y, m, d;
+      CivilFromDays(days, &y, &m, &d);
+      envelope_cache = {true,
+                        t,
+                        days,
+                        offset,
+                        {CivilToUnixMicros(t, y, offset), CivilToUnixMicros(t, y - 1, offset),
+                         CivilToUnixMicros(t, y + 1, offset)}};
+    }
+    int64_t best = envelope_cache.candidates[0];
+    for (int i = 1; i < 3; ++i) {
+      const int64_t v = envelope_cache.candidates[i];
       if ((v > rec.time_us ? v - rec.time_us : rec.time_us - v) <
           (best > rec.time_us ? best - rec.time_us : rec.time_us - best)) {
         best = v;
@@ -215,6 +399,21 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
     }
     return best;
   }
+  // Below, the result depends on t, offset and the options only.
+  if (guess_cache.valid && SameCivil(guess_cache.t, t) && guess_cache.offset == offset) {
+    events.TimeGuessed(guess_cache.fallback);
+    return guess_cache.result;
+  }
+  guess_cache.valid = true;
+  guess_cache.t = t;
+  guess_cache.offset = offset;
+  guess_cache.result = GuessYear(t, offset, &guess_cache.fallback);
+  events.TimeGuessed(guess_cache.fallback);
+  return guess_cache.result;
+}
+
+int64_t SourceParser::Impl::GuessYear(const CivilTime& t, int32_t offset,
+                                      TimeFallback* fallback_out) const {
   // No year anywhere: the latest year that does not date the line after
   // `limit`, the last moment it can have been written (ParserOptions::mtime_us).
   // The widest zone offset is allowed on top, since the header's zone is
@@ -235,7 +434,7 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
   } else if (options.now_us > 0) {
     limit = options.now_us + kZoneSlackUs;
   }
-  events.TimeGuessed(fallback);
+  *fallback_out = fallback;
   if (limit == 0) return CivilToUnixMicros(t, options.current_year, offset);
   return LatestNotAfter(t, limit, offset);
 }
@@ -272,21 +471,33 @@ void SourceParser::Impl::LearnRank(WorkerInfo* worker, std::string_view message)
 }
 
 void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
-  CleanFlags flags;
-  std::string_view clean = CleanLine(rec.content, &clean_scratch, &flags);
-  if (flags.binary) events.LineDropped(DropReason::kBinary);
-  if (flags.invalid_utf8) events.LineDropped(DropReason::kInvalidUtf8);
-  if (!clean.empty()) clean = StripPasteWrappers(clean);
-
+  const AtomHints* hints = options.atom_hints;
   WorkerInfo* worker = unprefixed;
   size_t consumed = 0;
-  if (!clean.empty() && (clean[0] == '(' || clean[0] == '[')) {
-    ProcessId id;
-    std::string_view key;
-    consumed = prefix_cache.Parse(clean, &id, &key);
-    if (consumed > 0) worker = Lookup(id, key);
+  std::string_view rest;
+  if (hints == nullptr || !RawPrefixHit(rec.content, &worker, &consumed, &rest)) {
+    CleanFlags flags;
+    std::string_view clean = CleanLine(rec.content, &clean_scratch, &flags);
+    if (flags.binary) events.LineDropped(DropReason::kBinary);
+    if (flags.invalid_utf8) events.LineDropped(DropReason::kInvalidUtf8);
+    if (!clean.empty()) {
+      const std::string_view unwrapped = StripPasteWrappers(clean);
+      const bool wrapped = unwrapped.size() != clean.size();
+      clean = unwrapped;
+      if (!clean.empty() && (clean[0] == '(' || clean[0] == '[')) {
+        ProcessId id;
+        std::string_view key;
+        consumed = prefix_cache.Parse(clean, &id, &key);
+        if (consumed > 0) {
+          worker = Lookup(id, key);
+          if (hints != nullptr && !wrapped && !flags.binary && !flags.invalid_utf8) {
+            KeepRawPrefix(rec.content, clean, consumed, worker);
+          }
+        }
+      }
+    }
+    rest = clean.substr(consumed);
   }
-  std::string_view rest = clean.substr(consumed);
   while (!rest.empty() && rest[0] == '\r') rest.remove_prefix(1);  // tqdm after a prefix
   rest = AfterProgressBar(rest);
 
@@ -381,6 +592,11 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   record.location = header.location;
   record.message = header.message;
   record.raw = rec.content;
+  if (hints != nullptr && header.message.data() >= rec.content.data() &&
+      header.message.data() + header.message.size() <= rec.content.data() + rec.content.size() &&
+      hints->AtomFree(rec.content)) {
+    record.atom_free_for = hints->rule_set();
+  }
   sink.OnRecord(record);
 }
 

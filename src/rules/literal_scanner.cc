@@ -59,11 +59,10 @@ LiteralScanner::LiteralScanner(const std::vector<std::string>& literals)
   std::stable_sort(windows_.begin(), windows_.end());
 }
 
-template <bool kStopAtFirst>
-bool LiteralScanner::Scan(std::string_view text, std::vector<int>* out) const {
+template <typename OnMatch>
+void LiteralScanner::Scan(std::string_view text, OnMatch on_match) const {
   const char* data = text.data();
   const size_t n = text.size();
-  bool found = false;
   if (n >= 4 && !windows_.empty()) {
     const uint64_t* bitmap = bitmap_.data();
     for (size_t i = 0; i + 4 <= n; i += stride_) {
@@ -76,34 +75,44 @@ bool LiteralScanner::Scan(std::string_view text, std::vector<int>* out) const {
         const size_t start = i - it->offset;
         const std::string& literal = literals_[it->literal];
         if (literal.size() > n - start || !EqualsLowered(data + start, literal)) continue;
-        if (kStopAtFirst) return true;
-        found = true;
-        out->push_back(it->literal);
+        if (!on_match(it->literal, start)) return;
       }
     }
   }
   for (int id : short_literals_) {
     const std::string& literal = literals_[id];
     for (size_t i = 0; i + literal.size() <= n; ++i) {
-      if (!EqualsLowered(data + i, literal)) continue;
-      if (kStopAtFirst) return true;
-      found = true;
-      out->push_back(id);
-      break;
+      if (EqualsLowered(data + i, literal) && !on_match(id, i)) return;
     }
   }
-  if (found) {
-    std::sort(out->begin(), out->end());
-    out->erase(std::unique(out->begin(), out->end()), out->end());
-  }
-  return found;
 }
 
 bool LiteralScanner::FindAll(std::string_view text, std::vector<int>* out) const {
   out->clear();
-  return Scan<false>(text, out);
+  Scan(text, [&](int literal, size_t) {
+    out->push_back(literal);
+    return true;
+  });
+  if (out->empty()) return false;
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return true;
 }
 
-bool LiteralScanner::Any(std::string_view text) const { return Scan<true>(text, nullptr); }
+bool LiteralScanner::Any(std::string_view text) const {
+  bool found = false;
+  Scan(text, [&](int, size_t) {
+    found = true;
+    return false;
+  });
+  return found;
+}
+
+void LiteralScanner::FindEnds(std::string_view text, std::vector<size_t>* ends) const {
+  Scan(text, [&](int literal, size_t start) {
+    ends->push_back(start + literals_[literal].size());
+    return true;
+  });
+}
 
 }  // namespace fingerprintd::rules

@@ -32,12 +32,18 @@ class LiteralScanner {
   bool FindAll(std::string_view text, std::vector<int>* out) const;
   // True if any literal occurs in `text`.
   bool Any(std::string_view text) const;
+  // Appends to `ends` the end offset (exclusive) in `text` of every
+  // occurrence of every literal, unordered, possibly repeated: a whole read
+  // buffer searched once (rules/buffer_matcher.h without Hyperscan).
+  void FindEnds(std::string_view text, std::vector<size_t>* ends) const;
 
   size_t size() const { return literals_.size(); }
 
  private:
-  template <bool kStopAtFirst>
-  bool Scan(std::string_view text, std::vector<int>* out) const;
+  // Calls on_match(literal index, start offset) for every occurrence;
+  // on_match returns false to stop the scan.
+  template <typename OnMatch>
+  void Scan(std::string_view text, OnMatch on_match) const;
 
   std::vector<std::string> literals_;  // ASCII-lowercased
   std::vector<uint64_t> bitmap_;       // 2^kBits bits over folded 4-byte keys

@@ -8,6 +8,9 @@
 
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/source.h"
+#include "parse/atom_hints.h"
+#include "rules/buffer_matcher.h"
+#include "source/replay_reader.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -19,14 +22,45 @@ std::map<std::string, std::string> StaticLabels(const ReplayOptions& options) {
   return labels;
 }
 
+// Buffer-first matching for one thread: the atom search of each read buffer
+// and the hints the parsers read (null matcher: per-line path).
+class BufferSearch {
+ public:
+  BufferSearch(const rules::BufferMatcher* matcher, const rules::RuleSet* rule_set)
+      : matcher_(matcher != nullptr && matcher->ok() ? matcher : nullptr), rule_set_(rule_set) {
+    if (matcher_ != nullptr) scratch_ = std::make_unique<rules::BufferMatcher::Scratch>(*matcher_);
+  }
+  // What the parsers are given (ParserOptions::atom_hints).
+  const parse::AtomHints* hints() const { return matcher_ != nullptr ? &hints_ : nullptr; }
+  // Searches a buffer before its lines are fed.
+  void Search(std::string_view buffer) {
+    if (matcher_ == nullptr) return;
+    hints_.Reset(buffer, rule_set_);
+    if (!matcher_->Search(buffer, hints_.mutable_ends(), scratch_.get())) {
+      hints_.Clear();  // vouch for nothing in this buffer
+      return;
+    }
+    hints_.Seal();
+  }
+  void Clear() { hints_.Clear(); }
+
+ private:
+  const rules::BufferMatcher* matcher_;
+  const rules::RuleSet* rule_set_;
+  std::unique_ptr<rules::BufferMatcher::Scratch> scratch_;
+  parse::AtomHints hints_;
+};
+
 // Replays `sources` (one deployment) in order through one Pipeline into
 // `sink`. All sources are registered first, so a file not read yet holds the
 // deployment's events until it has been read past their time.
 Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const ReplayOptions& options,
-                   const std::shared_ptr<const rules::RuleSet>& rules, PipelineEvents& events,
+                   const std::shared_ptr<const rules::RuleSet>& rules,
+                   const rules::BufferMatcher* matcher, PipelineEvents& events,
                    correlate::IncidentSink& sink, const ProgressCallback& on_chunk,
                    ReplayStats* stats) {
   Pipeline pipeline(rules, Pipeline::Options(), events, sink);
+  BufferSearch search(matcher, rules.get());
   std::vector<Pipeline::SourceId> ids;
   for (const ReplaySource* source : sources) {
     SourceSpec spec;
@@ -34,6 +68,7 @@ Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const Replay
     spec.deployment = source->deployment;
     spec.labels = StaticLabels(options);
     spec.parser = options.parser;
+    spec.parser.atom_hints = search.hints();
     if (!source->pieces.empty() && source->pieces.back() != "-") {
       spec.parser.mtime_us = FileMtimeMicros(source->pieces.back());
     }
@@ -42,15 +77,21 @@ Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const Replay
   Status first_error;
   for (size_t i = 0; i < sources.size(); ++i) {
     const Pipeline::SourceId id = ids[i];
-    Status s = ReadLines(
+    uint64_t offset = pipeline.NextPosition(id).offset;
+    Status s = ReadPieces(
         *sources[i], options.parser.max_line_bytes, events,
-        [&](std::string_view line) { pipeline.Feed(id, line, pipeline.NextPosition(id).offset); },
+        [&](std::string_view buffer) { search.Search(buffer); },
+        [&](std::string_view line) {
+          pipeline.Feed(id, line, offset);
+          offset += line.size() + 1;
+        },
         stats,
         [&](const ReplayStats& totals, const std::string& name) {
           pipeline.Advance(0);
           if (on_chunk) on_chunk(totals, name);
         },
         options.read_chunk_bytes);
+    search.Clear();
     pipeline.EndSource(id);
     if (!s.ok() && first_error.ok()) first_error = s;
   }
@@ -91,13 +132,16 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
     if (inserted) groups.emplace_back();
     groups[it->second].push_back(&source);
   }
+  std::shared_ptr<const rules::BufferMatcher> shared_matcher;
+  if (options.buffer_first) shared_matcher = rules::BufferMatcher::ForAtoms(rules->Atoms());
+  const rules::BufferMatcher* matcher = shared_matcher.get();
   size_t threads = std::min<size_t>(std::max<size_t>(options.threads, 1), groups.size());
   if (threads <= 1) {
     // One deployment at a time, each with a fresh correlator: memory is
     // bounded by the largest deployment, not by the archive.
     Status first_error;
     for (const auto& group : groups) {
-      Status s = ReplayGroup(group, options, rules, events, sink, options.progress, stats);
+      Status s = ReplayGroup(group, options, rules, matcher, events, sink, options.progress, stats);
       if (!s.ok() && first_error.ok()) first_error = s;
     }
     return first_error;
@@ -119,8 +163,8 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
       if (options.progress) options.progress(totals, source);
     };
     for (size_t g = next_group++; g < groups.size(); g = next_group++) {
-      errors[g] =
-          ReplayGroup(groups[g], options, rules, events, locked, on_chunk, &thread_stats[t]);
+      errors[g] = ReplayGroup(groups[g], options, rules, matcher, events, locked, on_chunk,
+                              &thread_stats[t]);
     }
   };
   std::vector<std::thread> pool;
@@ -140,19 +184,25 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
 void ReplayText(std::string_view text, const std::string& name, const std::string& deployment,
                 const parse::ParserOptions& parser_options,
                 std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
-                correlate::IncidentSink& sink) {
-  Pipeline pipeline(std::move(rules), Pipeline::Options(), events, sink);
+                correlate::IncidentSink& sink, bool buffer_first) {
+  std::shared_ptr<const rules::BufferMatcher> matcher;
+  if (buffer_first) matcher = rules::BufferMatcher::ForAtoms(rules->Atoms());
+  BufferSearch search(matcher.get(), rules.get());
+  Pipeline pipeline(rules, Pipeline::Options(), events, sink);
   SourceSpec spec;
   spec.name = name;
   spec.deployment = deployment;
   spec.parser = parser_options;
+  spec.parser.atom_hints = search.hints();
   const Pipeline::SourceId id = pipeline.AddSource(spec);
   LineSplitter splitter(parser_options.max_line_bytes, events);
   auto on_line = [&](std::string_view line) {
     pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
   };
+  search.Search(text);
   splitter.Append(text, on_line);
   splitter.Finish(on_line);
+  search.Clear();
   pipeline.Finish();
 }
 

@@ -1,7 +1,7 @@
 // Replay inputs: expands paths into sources (directories, rotated pieces,
 // deployment naming) and reads a source's pieces as lines. Files are read
-// with zlib's gz* API, which reads gzip and plain files alike, so kubelet's
-// rotated `.gz` pieces need no special case.
+// with zlib's gz* API (source/replay_reader.h), which reads gzip and plain
+// files alike, so kubelet's rotated `.gz` pieces need no special case.
 #include <re2/re2.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 
 #include "common/hash.h"
 #include "fingerprintd/source.h"
+#include "source/replay_reader.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -116,51 +117,12 @@ Status ListDirectory(const std::string& dir, std::vector<std::string>* out) {
 Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEvents& events,
                  const LineCallback& on_line, ReplayStats* stats, const ProgressCallback& on_chunk,
                  size_t chunk_bytes) {
-  LineSplitter splitter(max_line_bytes, events);
-  std::string buffer(chunk_bytes, '\0');
-  auto counted = [&](std::string_view line) {
-    on_line(line);
-    ++stats->lines;
-  };
-  for (const std::string& piece : source.pieces) {
-    gzFile in = piece == "-" ? gzdopen(dup(0), "rb") : gzopen(piece.c_str(), "rb");
-    if (in == nullptr) {
-      splitter.Finish(counted);
-      return NotFoundError(piece + ": cannot open: " + std::strerror(errno));
-    }
-    gzbuffer(in, 256 << 10);
-    ++stats->files;
-    while (true) {
-      int n = gzread(in, buffer.data(), static_cast<unsigned>(buffer.size()));
-      if (n < 0) {
-        int err = 0;
-        std::string message = gzerror(in, &err);
-        gzclose(in);
-        // Keep what was read: a truncated .gz still yields its lines.
-        splitter.Finish(counted);
-        return DataLossError(piece + ": read error after " + std::to_string(stats->bytes) +
-                             " bytes: " + message);
-      }
-      if (n == 0) break;
-      stats->bytes += static_cast<uint64_t>(n);
-      splitter.Append(std::string_view(buffer.data(), static_cast<size_t>(n)), counted);
-      if (on_chunk) on_chunk(*stats, source.name);
-    }
-    // A gzip stream cut short (a piece copied while kubelet was still
-    // compressing it, a partial download) reads as a clean end of file: zlib
-    // only reports it as Z_BUF_ERROR, from gzerror after the last read and
-    // from gzclose.
-    int err = Z_OK;
-    gzerror(in, &err);
-    const int closed = gzclose(in);
-    if (err == Z_BUF_ERROR || closed == Z_BUF_ERROR) {
-      splitter.Finish(counted);
-      return DataLossError(piece + ": truncated gzip stream: input ends before the gzip trailer (" +
-                           std::to_string(stats->bytes) + " bytes read)");
-    }
-  }
-  splitter.Finish(counted);
-  return OkStatus();
+  return ReadPieces(
+      source, max_line_bytes, events, [](std::string_view) {}, on_line, stats,
+      [&](const ReplayStats& totals, const std::string& name) {
+        if (on_chunk) on_chunk(totals, name);
+      },
+      chunk_bytes);
 }
 
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {

@@ -1,0 +1,65 @@
+// AtomHints: where one read buffer holds an occurrence of the rule set's
+// prefilter atoms, so the parser can tell a line without any from its bytes.
+//
+//   parse::AtomHints hints;                       // ParserOptions::atom_hints = &hints
+//   hints.Reset(buffer, rule_set.get());          // before the buffer's lines are fed
+//   matcher.Search(buffer, hints.mutable_ends(), scratch);
+//   hints.Seal();
+//   ... parser.Feed(line) for the lines that are views of `buffer` ...
+//
+// Buffer-first matching (DESIGN.md §7): the reader searches each buffer whole
+// (rules/buffer_matcher.h) and records the end offset of every atom
+// occurrence. A text that lies inside the buffer and has no occurrence ending
+// within it holds none of the atoms, so the engine skips its literal scan for
+// a message cut from such bytes (LogRecord::atom_free_for). Lines not inside
+// the buffer (joined across reads, CRI/Docker partials, unescaped JSON) are
+// never vouched for and take the per-line scan.
+//
+// Threading: written by the reader, read by the parser, on one thread.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace fingerprintd::parse {
+
+class AtomHints {
+ public:
+  // Starts a buffer searched for the atoms of `rule_set` (a rules::RuleSet*).
+  void Reset(std::string_view buffer, const void* rule_set) {
+    buffer_ = buffer;
+    rule_set_ = rule_set;
+    ends_.clear();
+  }
+  // Where the matcher appends the end offset (exclusive) of each occurrence.
+  std::vector<size_t>* mutable_ends() { return &ends_; }
+  // Sorts the ends once the search is done.
+  void Seal() {
+    if (!std::is_sorted(ends_.begin(), ends_.end())) std::sort(ends_.begin(), ends_.end());
+  }
+  // Forgets the buffer: nothing is vouched for until the next Reset.
+  void Clear() { Reset({}, nullptr); }
+
+  // True if `text` lies inside the buffer and no atom occurrence lies wholly
+  // within it.
+  bool AtomFree(std::string_view text) const {
+    const char* b = buffer_.data();
+    if (b == nullptr || text.data() < b || text.data() + text.size() > b + buffer_.size()) {
+      return false;
+    }
+    const size_t lo = static_cast<size_t>(text.data() - b);
+    // An occurrence [from, to) inside [lo, lo + size) has lo < to <= lo + size.
+    auto it = std::upper_bound(ends_.begin(), ends_.end(), lo);
+    return it == ends_.end() || *it > lo + text.size();
+  }
+  const void* rule_set() const { return rule_set_; }
+
+ private:
+  std::string_view buffer_;
+  const void* rule_set_ = nullptr;
+  std::vector<size_t> ends_;
+};
+
+}  // namespace fingerprintd::parse

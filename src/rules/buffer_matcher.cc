@@ -1,0 +1,111 @@
+#include "rules/buffer_matcher.h"
+
+#include <limits>
+#include <mutex>
+
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+#include <hs/hs.h>
+#endif
+
+namespace fingerprintd::rules {
+
+std::shared_ptr<const BufferMatcher> BufferMatcher::ForAtoms(
+    const std::vector<std::string>& atoms) {
+  static std::mutex mu;
+  static std::vector<std::string> last_atoms;
+  static std::shared_ptr<const BufferMatcher> last;
+  std::lock_guard<std::mutex> lock(mu);
+  if (last == nullptr || last_atoms != atoms) {
+    last = std::make_shared<const BufferMatcher>(atoms);
+    last_atoms = atoms;
+  }
+  return last;
+}
+
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+
+namespace {
+
+int OnHyperscanMatch(unsigned int /*id*/, unsigned long long /*from*/, unsigned long long to,
+                     unsigned int /*flags*/, void* context) {
+  static_cast<std::vector<size_t>*>(context)->push_back(static_cast<size_t>(to));
+  return 0;
+}
+
+}  // namespace
+
+BufferMatcher::BufferMatcher(const std::vector<std::string>& atoms) {
+  if (atoms.empty()) return;
+  std::vector<const char*> expressions;
+  std::vector<size_t> lengths;
+  std::vector<unsigned> flags, ids;
+  for (size_t i = 0; i < atoms.size(); ++i) {
+    if (atoms[i].empty() || atoms[i].find('\n') != std::string::npos) return;
+    expressions.push_back(atoms[i].data());
+    lengths.push_back(atoms[i].size());
+    flags.push_back(HS_FLAG_CASELESS);
+    ids.push_back(static_cast<unsigned>(i));
+  }
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* error = nullptr;
+  if (hs_compile_lit_multi(expressions.data(), flags.data(), ids.data(), lengths.data(),
+                           static_cast<unsigned>(atoms.size()), HS_MODE_BLOCK, nullptr, &db,
+                           &error) != HS_SUCCESS) {
+    hs_free_compile_error(error);
+    return;
+  }
+  hs_database_ = db;
+  ok_ = true;
+}
+
+BufferMatcher::~BufferMatcher() { hs_free_database(static_cast<hs_database_t*>(hs_database_)); }
+
+const char* BufferMatcher::EngineName() { return "hyperscan"; }
+
+BufferMatcher::Scratch::Scratch(const BufferMatcher& matcher) {
+  if (!matcher.ok_) return;
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(static_cast<const hs_database_t*>(matcher.hs_database_), &scratch) ==
+      HS_SUCCESS) {
+    hs_scratch_ = scratch;
+  }
+}
+
+BufferMatcher::Scratch::~Scratch() { hs_free_scratch(static_cast<hs_scratch_t*>(hs_scratch_)); }
+
+bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends,
+                           Scratch* scratch) const {
+  if (!ok_ || scratch->hs_scratch_ == nullptr) return false;
+  if (buffer.size() > std::numeric_limits<unsigned>::max()) return false;
+  return hs_scan(static_cast<const hs_database_t*>(hs_database_), buffer.data(),
+                 static_cast<unsigned>(buffer.size()), 0,
+                 static_cast<hs_scratch_t*>(scratch->hs_scratch_), OnHyperscanMatch,
+                 ends) == HS_SUCCESS;
+}
+
+#else  // !FINGERPRINTD_HAVE_HYPERSCAN
+
+BufferMatcher::BufferMatcher(const std::vector<std::string>& atoms) : scanner_(atoms) {
+  if (atoms.empty()) return;
+  for (const std::string& atom : atoms) {
+    if (atom.empty() || atom.find('\n') != std::string::npos) return;
+  }
+  ok_ = true;
+}
+
+BufferMatcher::~BufferMatcher() = default;
+
+const char* BufferMatcher::EngineName() { return "literal-scanner"; }
+
+BufferMatcher::Scratch::Scratch(const BufferMatcher&) {}
+BufferMatcher::Scratch::~Scratch() = default;
+
+bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends, Scratch*) const {
+  if (!ok_) return false;
+  scanner_.FindEnds(buffer, ends);
+  return true;
+}
+
+#endif
+
+}  // namespace fingerprintd::rules

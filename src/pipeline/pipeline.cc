@@ -310,6 +310,7 @@ struct Pipeline::Impl {
       for (auto& [key, h] : d.held) {
         if (h.arrival_wall == 0) h.arrival_wall = wall_now;
       }
+      if (d.gone_floor != kNoTime && d.gone_wall == 0) d.gone_wall = wall_now;  // restored
       Release(d, wall_now, false);
       if (wall_now != 0) {
         const int64_t now = LiveEventTime(d, wall_now);
@@ -524,7 +525,11 @@ nlohmann::json Pipeline::Impl::Save() const {
       }
       held.push_back(std::move(e));
     }
-    jdeployments.push_back({{"name", name}, {"clock", d->clock}, {"held", held}});
+    json jd = {{"name", name}, {"clock", d->clock}, {"held", held}};
+    // Kept for an open incident after its sources were forgotten: a restart
+    // goes on closing it from there.
+    if (d->gone_floor != kNoTime) jd["gone_floor"] = d->gone_floor;
+    jdeployments.push_back(std::move(jd));
   }
   return {{"version", kPipelineStateVersion},
           {"sources", jsources},
@@ -583,10 +588,11 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     Held held;
   };
   std::vector<HeldState> read_held;
-  std::map<std::string, int64_t> clocks;
+  std::map<std::string, int64_t> clocks, gone_floors;
   for (const json& jd : state.at("deployments")) {
     const std::string name = jd.at("name").get<std::string>();
     clocks[name] = jd.at("clock").get<int64_t>();
+    if (jd.contains("gone_floor")) gone_floors[name] = jd.at("gone_floor").get<int64_t>();
     for (const json& e : jd.at("held")) {
       HeldState hs;
       hs.deployment = name;
@@ -647,6 +653,19 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
   for (const auto& [name, clock] : clocks) {
     auto it = deployments.find(name);
     if (it != deployments.end()) it->second->clock = clock;
+  }
+  // A deployment whose sources were all forgotten, kept for an open incident
+  // the correlator restored: its event time moves on with the wall clock
+  // from the first Advance.
+  for (const auto& [name, floor] : gone_floors) {
+    if (!correlator.RemembersDeployment(name)) continue;
+    auto& d = deployments[name];
+    if (!d) {
+      d = std::make_unique<Deployment>();
+      d->name = name;
+      d->clock = clocks[name];
+    }
+    d->gone_floor = std::max(d->gone_floor, floor);
   }
   return OkStatus();
 }

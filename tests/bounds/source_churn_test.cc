@@ -133,6 +133,35 @@ TEST(SourceChurnBoundsTest, AStreamNameUsedAgainAfterItWasForgottenStartsAFreshS
   EXPECT_EQ(sink.Sorted().size(), 3u);
 }
 
+TEST(SourceChurnBoundsTest, AfterARestartTheIncidentOfAGonePodStillClosesAndItsDeploymentGoes) {
+  CountingEvents events;
+  correlate::LatestIncidents before, after;
+  SourceSpec spec;
+  spec.name = "tcp:127.0.0.1:5170#0/inference/qwen3-fp8-1/vllm";
+  spec.deployment = "inference/qwen3-fp8-1";
+  spec.transient = true;
+  spec.parser.current_year = 2026;
+  int64_t wall = 1'800'000'000'000'000;
+  Pipeline first(testing::EmbeddedRules(), Pipeline::Options(), events, before);
+  const Pipeline::SourceId id = first.AddSource(spec);
+  for (const std::string& line : PodLines(0)) first.Feed(id, line, first.NextPosition(id).offset);
+  first.EndSource(id);
+  first.Advance(wall);
+  ASSERT_EQ(first.source_count(), 0u);
+  ASSERT_EQ(first.deployment_count(), 1u);  // its incident is open
+  ASSERT_EQ(before.Sorted().size(), 1u);
+  ASSERT_EQ(before.Sorted()[0].closed, correlate::CloseReason::kNone);
+
+  Pipeline second(testing::EmbeddedRules(), Pipeline::Options(), events, after);
+  ASSERT_TRUE(second.RestoreState(first.SaveState()).ok());
+  EXPECT_EQ(second.deployment_count(), 1u);
+  for (int minute = 1; minute <= 10; ++minute) second.Advance(wall + minute * kMinute);
+  ASSERT_EQ(after.Sorted().size(), 1u);
+  EXPECT_EQ(after.Sorted()[0].incident_id, before.Sorted()[0].incident_id);
+  EXPECT_EQ(after.Sorted()[0].closed, correlate::CloseReason::kWindowOver);
+  EXPECT_EQ(second.deployment_count(), 0u);
+}
+
 TEST(SourceChurnBoundsTest, ADeletedFileForgottenThroughForgetSourceFreesItsDeployment) {
   CountingEvents events;
   correlate::LatestIncidents sink;

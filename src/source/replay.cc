@@ -32,21 +32,33 @@ class BufferSearch {
   }
   // What the parsers are given (ParserOptions::atom_hints).
   const parse::AtomHints* hints() const { return matcher_ != nullptr ? &hints_ : nullptr; }
-  // Searches a buffer before its lines are fed.
+  // Searches a buffer before its lines are fed. Where atoms are dense (about
+  // one per line or more: every line a candidate, the worst case) the search
+  // spares no per-line scan, so the next kSkipAfterDense buffers are not
+  // searched and vouch for nothing; the raw prefix path still applies.
   void Search(std::string_view buffer) {
     if (matcher_ == nullptr) return;
+    if (skip_ > 0) {
+      --skip_;
+      hints_.Clear();
+      return;
+    }
     hints_.Reset(buffer, rule_set_);
     if (!matcher_->Search(buffer, hints_.mutable_ends(), scratch_.get())) {
       hints_.Clear();  // vouch for nothing in this buffer
       return;
     }
+    if (hints_.mutable_ends()->size() * kDenseBytes > buffer.size()) skip_ = kSkipAfterDense;
     hints_.Seal();
   }
   void Clear() { hints_.Clear(); }
 
  private:
+  static constexpr size_t kDenseBytes = 256;  // an occurrence per 256 bytes or more
+  static constexpr int kSkipAfterDense = 8;
   const rules::BufferMatcher* matcher_;
   const rules::RuleSet* rule_set_;
+  int skip_ = 0;
   std::unique_ptr<rules::BufferMatcher::Scratch> scratch_;
   parse::AtomHints hints_;
 };

@@ -143,8 +143,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
   FileSource(asio::io_context& io, const config::SourceConfig& config,
              const config::TailerConfig& tailer_config, Pipeline& pipeline, PipelineEvents& events,
              const RestoredSources& restored, std::function<void()> on_read, AuditLog* audit)
-      : io_(io),
-        on_read_(std::move(on_read)),
+      : on_read_(std::move(on_read)),
         config_(config),
         tailer_config_(tailer_config),
         pipeline_(pipeline),
@@ -152,7 +151,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
         audit_(audit),
         descriptor_(io) {
     if (!config.deployment_from.empty())
-      deployment_from_ = std::make_unique<RE2>(config.deployment_from);
+      deployment_from_ = config::CompileDeploymentFrom(config.deployment_from);
     source::TailerOptions options;
     options.paths = config.paths;
     options.exclude = config.exclude;
@@ -269,19 +268,23 @@ class FileSource final : public LiveSource, public source::TailerClient {
     return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset};
   }
   void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override {
-    auto it = ids_.find(stream);
-    if (it == ids_.end()) return;
+    Pipeline::SourceId id = Register(stream);  // again after a deletion (OnEnded)
     if (audit_ != nullptr) audit_->OnFileLine(stream, line, offset);
-    pipeline_.Feed(it->second, line, offset);
+    pipeline_.Feed(id, line, offset);
   }
   void OnSwitched(const std::string& stream, bool truncated) override {
     spdlog::info("{}: {}; reading on from its byte 0", stream,
                  truncated ? "truncated (copytruncate)" : "rotated");
   }
+  // A deleted file is forgotten by the pipeline (nothing of it is kept for
+  // the life of the daemon); if its path comes back, OnLine registers the
+  // continuation as a fresh source.
   void OnEnded(const std::string& stream) override {
     spdlog::info("{} was deleted; read to its end", stream);
     auto it = ids_.find(stream);
-    if (it != ids_.end()) pipeline_.EndSource(it->second);
+    if (it == ids_.end()) return;
+    pipeline_.ForgetSource(it->second);
+    ids_.erase(it);
   }
 
  private:
@@ -296,7 +299,6 @@ class FileSource final : public LiveSource, public source::TailerClient {
                            });
   }
 
-  asio::io_context& io_;
   std::function<void()> on_read_;  // after each inotify wake-up (Daemon::Wake)
   config::SourceConfig config_;
   config::TailerConfig tailer_config_;
@@ -440,9 +442,8 @@ class Daemon {
 
   Status StartEngine(const source::Checkpoint* checkpoint) {
     engine_ = std::make_unique<Engine>();
-    Pipeline::Options options;
-    options.correlator.window_us = config_.correlation_window_us;  // 0: each rule's own
-    engine_->pipeline = std::make_unique<Pipeline>(rules_, options, metrics_, fanout_);
+    engine_->pipeline =
+        std::make_unique<Pipeline>(rules_, config::PipelineOptionsFor(config_), metrics_, fanout_);
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {
       if (source.type != config::SourceType::kFile) {  // tcp, unix, stdin: socket_source.h

@@ -39,7 +39,7 @@ struct Shared {
   Shared(const config::SourceConfig& c, SocketSourceContext ctx, std::string name)
       : config(c), context(std::move(ctx)) {
     if (!config.deployment_from.empty()) {
-      deployment_from = std::make_unique<RE2>(config.deployment_from);
+      deployment_from = config::CompileDeploymentFrom(config.deployment_from);
     }
     streams.source_name = std::move(name);
     streams.labels = config.labels;
@@ -289,12 +289,16 @@ class Listener final : public ConnectionSet {
   Status Start() override {
     auto endpoint = endpoint_();
     if (!endpoint.ok()) return endpoint.status();
-    if (Status s = Bind(*endpoint); !s.ok()) return s;
-    if constexpr (!std::is_same_v<Protocol, asio::ip::tcp>) {
-      if (::chmod(shared_.config.path.c_str(), shared_.config.mode) != 0) {
-        return FailedPreconditionError(shared_.streams.source_name +
-                                       ": chmod: " + std::strerror(errno));
-      }
+    if constexpr (std::is_same_v<Protocol, asio::ip::tcp>) {
+      if (Status s = Bind(*endpoint); !s.ok()) return s;
+    } else {
+      // The socket file is created by bind() with 0777 & ~umask: under a
+      // umask of ~mode it never exists with wider rights than the config's,
+      // not even between bind() and a chmod(). The daemon is single-threaded.
+      mode_t umask_before = ::umask(~static_cast<mode_t>(shared_.config.mode) & 0777);
+      Status s = Bind(*endpoint);
+      ::umask(umask_before);
+      if (!s.ok()) return s;
     }
     spdlog::info("listening on {} ({}), framing {}", shared_.streams.source_name, LocalAddress(),
                  shared_.config.framing);

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "common/hash.h"
+#include "common/re2_limits.h"
 #include "fingerprintd/source.h"
 #include "source/replay_reader.h"
 
@@ -133,12 +134,9 @@ StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
   }
   std::unique_ptr<RE2> deployment_from;
   if (!options.deployment_from.empty()) {
-    RE2::Options re_options;
-    re_options.set_log_errors(false);
-    deployment_from = std::make_unique<RE2>(options.deployment_from, re_options);
-    if (!deployment_from->ok()) {
-      return InvalidArgumentError("--deployment-from: invalid RE2 pattern: " +
-                                  deployment_from->error());
+    deployment_from = std::make_unique<RE2>(options.deployment_from, BoundedRe2Options());
+    if (std::string problem = Re2Problem(*deployment_from); !problem.empty()) {
+      return InvalidArgumentError("--deployment-from: " + problem);
     }
     if (deployment_from->NumberOfCapturingGroups() == 0) {
       return InvalidArgumentError("--deployment-from: '" + options.deployment_from +

@@ -55,6 +55,18 @@ TEST_F(RunTest, RenameAndCreateRotationInTheMiddleOfATracebackGivesOneIncidentOf
   EXPECT_EQ(summary.lines, kGoldenLines);
 }
 
+TEST_F(RunTest, AFileDeletedAndWrittenAgainUnderItsNameIsReadAsANewSource) {
+  auto daemon = Start();
+  Append("w.log", Slice(lines_, 0, 10));
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("tailing"); })) << Stderr();
+  fs::remove(dir_ / "logs" / "w.log");
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("was deleted"); })) << Stderr();
+  Append("w.log", Slice(lines_, 0, lines_.size()));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  Stop(daemon);
+  ExpectOneCompleteIncident();
+}
+
 TEST_F(RunTest, CopytruncateInTheMiddleOfATracebackGivesOneIncidentOfTwoWorkers) {
   Append("w.log", Slice(lines_, 0, 105));
   auto daemon = Start();

@@ -188,6 +188,19 @@ TEST_F(SocketTest, OneConnectionCarryingTwoDeploymentsInterleavedGivesTwoInciden
   }
 }
 
+TEST_F(SocketTest, AUnixSocketIsCreatedWithTheConfiguredMode) {
+  // bind() runs under a umask of ~mode, so the file never has wider rights.
+  const std::string path = (dir_ / "private.sock").string();
+  auto daemon = StartConfig("  - {type: unix, path: '" + path +
+                            "', mode: '0600', framing: lines, labels: {deployment: qwen3}}\n");
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("listening on unix:"); })) << Stderr();
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  ExpectCleanStop(daemon);
+}
+
 TEST_F(SocketTest, TheSameFailureOverAUnixSocketWithLinesFraming) {
   const std::string path = (dir_ / "ingest.sock").string();
   {  // a stale socket file left by a daemon that was killed

@@ -42,7 +42,9 @@ struct ParserOptions {
   size_t max_line_bytes = 1 << 20;
   size_t max_traceback_frames = 512;
   size_t max_traceback_bytes = 512 << 10;
-  // An open traceback idle for longer than this (event time) is flushed by Tick().
+  // An open traceback idle for longer than this (event time) is flushed by
+  // Tick(), and so is a CRI/Docker record joined from partials whose first
+  // fragment is older.
   int64_t traceback_timeout_us = 5'000'000;
   // The year of headers without one (vLLM `MM-DD HH:MM:SS`) when the envelope
   // has none: the latest year that does not date the line after the file was
@@ -120,9 +122,14 @@ class SourceParser {
   // CRI/Docker partials, an open or pending traceback. Reading again from
   // there reproduces what is held (the checkpoint's safe position).
   void LowestHeld(SourcePosition* pos) const;
-  // Flushes open tracebacks idle since before now_us - traceback_timeout_us,
-  // and emits a finished traceback still waiting for a possible chained or
-  // Ray-remote continuation once now_us has moved past its last line.
+  // Hands on a record being joined from CRI/Docker partials whose first
+  // fragment is older than now_us - traceback_timeout_us, unfinished (its
+  // stream's next fragment starts a new record; counted as
+  // Evicted::kPartialRecord), so a `P` whose `F` never comes holds the safe
+  // position back by at most the timeout. Then flushes open tracebacks idle
+  // since before now_us - traceback_timeout_us, and emits a finished
+  // traceback still waiting for a possible chained or Ray-remote
+  // continuation once now_us has moved past its last line.
   void Tick(int64_t now_us);
   // End of input: flushes joined partials and every open traceback.
   void Finish();

@@ -46,6 +46,7 @@ enum class Evicted : uint8_t {
   kIdleConnection,     // a socket connection closed after idle_timeout without a byte
   kSocketStream,       // a connection's stream ended early, least recent first, at max_streams
   kDeployment,         // a deployment with no source left and no open incident (facts, workers)
+  kPartialRecord,      // a CRI/Docker record whose last fragment did not come in time, handed on
   kCount
 };
 std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event", ...

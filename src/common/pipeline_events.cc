@@ -53,6 +53,8 @@ std::string_view EvictedName(Evicted what) {
       return "alert";
     case Evicted::kDeployment:
       return "deployment";
+    case Evicted::kPartialRecord:
+      return "partial_record";
     case Evicted::kCount:
       break;
   }

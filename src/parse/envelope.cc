@@ -29,6 +29,8 @@ bool EnvelopeDecoder::Join(int stream, std::string_view fragment, bool last, Env
     p.over_cap = false;
     p.text.clear();
     p.head = *out;
+    p.dated = out->has_time;
+    p.since_us = out->time_us;
   }
   const size_t room =
       options_.max_line_bytes > p.text.size() ? options_.max_line_bytes - p.text.size() : 0;
@@ -237,7 +239,28 @@ bool EnvelopeDecoder::Decode(std::string_view line, uint64_t line_number, uint64
   return complete;
 }
 
+void EnvelopeDecoder::Emit(int stream, EnvelopeRecord* out) {
+  Partial& p = partials_[stream];
+  *out = p.head;
+  out->content = p.text;
+  p.active = false;
+  emitted_partial_ = stream;
+}
+
 bool EnvelopeDecoder::Flush(EnvelopeRecord* out) {
+  if (emitted_partial_ >= 0) {
+    partials_[emitted_partial_].text.clear();
+    emitted_partial_ = -1;
+  }
+  for (int s = 0; s < 2; ++s) {
+    if (!partials_[s].active) continue;
+    Emit(s, out);
+    return true;
+  }
+  return false;
+}
+
+bool EnvelopeDecoder::FlushStale(int64_t now_us, EnvelopeRecord* out) {
   if (emitted_partial_ >= 0) {
     partials_[emitted_partial_].text.clear();
     emitted_partial_ = -1;
@@ -245,11 +268,17 @@ bool EnvelopeDecoder::Flush(EnvelopeRecord* out) {
   for (int s = 0; s < 2; ++s) {
     Partial& p = partials_[s];
     if (!p.active) continue;
-    *out = p.head;
-    out->content = p.text;
-    p.active = false;
-    emitted_partial_ = s;
-    return true;
+    if (!p.dated) {
+      p.dated = true;
+      p.since_us = now_us;
+      continue;
+    }
+    // The difference in unsigned arithmetic: any two int64 times, no overflow.
+    const uint64_t age = static_cast<uint64_t>(now_us) - static_cast<uint64_t>(p.since_us);
+    if (now_us > p.since_us && age > static_cast<uint64_t>(options_.traceback_timeout_us)) {
+      Emit(s, out);
+      return true;
+    }
   }
   return false;
 }

@@ -15,7 +15,11 @@
 // passed on as plain content and counted as DropReason::kBadEnvelope.
 //
 // Joined partials are capped at ParserOptions::max_line_bytes; the excess is
-// dropped and counted once per record as DropReason::kPartialTooLong.
+// dropped and counted once per record as DropReason::kPartialTooLong. A
+// record whose final fragment never comes (a `P` without its `F`, a Docker
+// record without its `\n`) is handed on as it is once its first fragment is
+// older than ParserOptions::traceback_timeout_us (FlushStale), so it holds
+// the checkpoint's safe position back by at most that.
 //
 // Threading: single-threaded, owned by one SourceParser.
 #pragma once
@@ -56,6 +60,13 @@ class EnvelopeDecoder {
   // End of input: returns the buffered partial records one per call.
   bool Flush(EnvelopeRecord* out);
 
+  // Returns, one per call, a record being joined whose first fragment is
+  // dated before now_us - traceback_timeout_us (event time): it is handed on
+  // unfinished, and a later fragment of its stream starts a new record. A
+  // record without an envelope time (a Docker record without "time") is
+  // dated by the first call that sees it.
+  bool FlushStale(int64_t now_us, EnvelopeRecord* out);
+
   // The configured envelope, or the detected one; kAuto while undecided.
   Envelope envelope() const { return envelope_; }
   // Lowers *pos to the first fragment of a record still being joined.
@@ -71,8 +82,13 @@ class EnvelopeDecoder {
     std::string text;
     bool active = false;
     bool over_cap = false;
+    bool dated = false;  // head.has_time, or dated by FlushStale
+    int64_t since_us = 0;
     EnvelopeRecord head;  // line number, offset and time of the first fragment
   };
+
+  // Hands on partials_[stream] as it is.
+  void Emit(int stream, EnvelopeRecord* out);
 
   bool DecodeAs(Envelope envelope, std::string_view line, EnvelopeRecord* out, bool* complete);
   bool DecodeCri(std::string_view line, EnvelopeRecord* out, bool* complete);

@@ -630,7 +630,16 @@ void SourceParser::Seek(uint64_t offset, uint64_t lines_before) {
   impl_->line_number = lines_before;
 }
 
-void SourceParser::Tick(int64_t now_us) { impl_->assembler.Tick(now_us); }
+void SourceParser::Tick(int64_t now_us) {
+  // A record whose last fragment is overdue goes first: it may open or end a
+  // traceback, which the assembler's tick then decides like any other.
+  EnvelopeRecord rec;
+  while (impl_->envelope.FlushStale(now_us, &rec)) {
+    impl_->events.StateEvicted(Evicted::kPartialRecord);
+    impl_->Process(rec);
+  }
+  impl_->assembler.Tick(now_us);
+}
 
 void SourceParser::Finish() {
   EnvelopeRecord rec;

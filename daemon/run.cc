@@ -721,7 +721,8 @@ class Daemon {
   asio::steady_timer rescan_timer_;
   asio::steady_timer checkpoint_timer_;
   sink::Metrics metrics_{FINGERPRINTD_VERSION};
-  sink::IncidentStore incidents_{metrics_};
+  sink::IncidentStore incidents_{metrics_, config_.http_history_max_closed,
+                                 config_.http_history_max_age_us};
   http::Api api_{metrics_, incidents_, FINGERPRINTD_VERSION};
   std::unique_ptr<http::HttpServer> http_;
   FanoutSink fanout_;

@@ -468,12 +468,23 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
   // One fresh Node per section: assigning to a bound YAML::Node would
   // overwrite the node it refers to inside the tree.
   YAML::Node http;
-  if (Status s = ParseSection(errors, root, "http", {"listen", "allow_remote"}, &http); !s.ok())
+  if (Status s =
+          ParseSection(errors, root, "http",
+                       {"listen", "allow_remote", "history_max_closed", "history_max_age"}, &http);
+      !s.ok())
     return s;
   if (http.IsMap()) {
     if (Status s = GetString(errors, http, "http", "listen", false, &out->http_listen); !s.ok())
       return s;
     if (Status s = GetBool(errors, http, "http", "allow_remote", &out->http_allow_remote); !s.ok())
+      return s;
+    if (Status s = GetUint(errors, http, "http", "history_max_closed", 1'000'000,
+                           &out->http_history_max_closed);
+        !s.ok())
+      return s;
+    if (Status s =
+            GetDuration(errors, http, "http", "history_max_age", &out->http_history_max_age_us);
+        !s.ok())
       return s;
     if (Status s = CheckListenAddress(out->http_listen); !s.ok()) {
       return errors.Error(http["listen"], "http.listen", s.message());

@@ -37,7 +37,11 @@
 //                                          # the daemon when it is the only source
 //   checkpoint_dir: /var/lib/fingerprintd   # default: none (no checkpoints; warned)
 //   checkpoint_interval: 5s
-//   http: {listen: 127.0.0.1:9464}       # + allow_remote: true to listen beyond loopback
+//   http:
+//     listen: 127.0.0.1:9464               # + allow_remote: true to listen beyond loopback
+//     history_max_closed: 500              # closed incidents /incidents and the status page
+//                                          # keep, oldest closed dropped (incident_history)
+//     history_max_age: 24h                 # and for at most this long after their last hit
 //   incidents: {path: "-"}                 # "-" = stdout, else a JSONL file (appended)
 //   alertmanager:                          # optional: incidents pushed as alerts
 //     url: http://127.0.0.1:9093           # http:// only; POSTs go to <url>/api/v2/alerts
@@ -67,7 +71,9 @@
 //                                          # (process_stream)
 //     max_traceback_frames: 512            # middle frames dropped beyond, counted in
 //     max_traceback_bytes: 524288          # lines_dropped_total{reason="traceback_truncated"}
-//     traceback_timeout: 5s                # an open traceback idle this long (log time) is flushed
+//     traceback_timeout: 5s                # an open traceback idle this long (log time) is
+//                                          # flushed, and a CRI/Docker record joined from
+//                                          # partials older than it handed on (partial_record)
 //     symptom_timeout: 5s                  # a symptom on a message line waits this long (log
 //                                          # time) for its traceback
 //
@@ -87,6 +93,7 @@
 #include "fingerprintd/parse.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/status.h"
+#include "sink/incident_store.h"
 
 namespace re2 {
 class RE2;
@@ -163,6 +170,10 @@ struct DaemonConfig {
   int64_t checkpoint_interval_us = 5'000'000;
   std::string http_listen = "127.0.0.1:9464";
   bool http_allow_remote = false;  // a non-loopback http.listen needs it
+  // The incident history of /incidents and the status page (sink::IncidentStore),
+  // read when the daemon starts (a reload keeps the running store).
+  uint64_t http_history_max_closed = sink::IncidentStore::kMaxRecentClosed;
+  int64_t http_history_max_age_us = sink::IncidentStore::kMaxClosedAgeUs;
   std::string incidents_path = "-";
   AlertmanagerConfig alertmanager;
   int64_t correlation_window_us = 0;  // 0 = each rule's window

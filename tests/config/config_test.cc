@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
+#include "testing/counting_events.h"
+#include "testing/incident_builder.h"
+
 namespace fingerprintd::config {
 namespace {
 
@@ -240,6 +243,67 @@ TEST(ConfigTest, BadLimitsAreErrorsNamingTheKey) {
   EXPECT_THAT(ErrorOf(head + "  symptom_timeout: never\n"),
               HasSubstr("f.yaml:3: limits.symptom_timeout: expected a positive duration"));
   EXPECT_EQ(ErrorOf(head + "  max_open: 5\n"), "f.yaml:3: limits.max_open: unknown key");
+}
+
+// ---- http: the incident history of /incidents and the status page ----------
+
+// The store as the daemon builds it from the config (daemon/run.cc).
+sink::IncidentStore StoreFor(const DaemonConfig& config, PipelineEvents& events) {
+  return sink::IncidentStore(events, config.http_history_max_closed,
+                             config.http_history_max_age_us);
+}
+
+TEST(ConfigTest, TheIncidentHistoryKeepsAsManyClosedIncidentsForAsLongAsTheHttpKeysSay) {
+  auto config = ParseConfig("f.yaml",
+                            "sources: [{type: file, paths: [x]}]\n"
+                            "http:\n"
+                            "  listen: 127.0.0.1:9464\n"
+                            "  history_max_closed: 3\n"
+                            "  history_max_age: 1h\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->http_history_max_closed, 3u);
+  EXPECT_EQ(config->http_history_max_age_us, 3'600'000'000);
+
+  testing::CountingEvents events;
+  sink::IncidentStore store = StoreFor(*config, events);
+  constexpr int64_t kT0 = 1'770'000'000'000'000;
+  for (int i = 0; i < 30; ++i) {
+    correlate::Incident incident =
+        testing::IncidentOfRule("cuda-out-of-memory", "inc-" + std::to_string(i), "d");
+    incident.last_seen_us = kT0 + i * 1'000'000;
+    store.OnIncident(correlate::IncidentChange::kOpened, incident);
+    incident.closed = correlate::CloseReason::kWindowOver;
+    store.OnIncident(correlate::IncidentChange::kClosed, incident);
+  }
+  EXPECT_EQ(store.size(), 3u);
+  EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 27u);
+  store.Prune(kT0 + 29 * 1'000'000 + 3'600'000'000);  // the newest is exactly an hour old
+  EXPECT_EQ(store.size(), 1u);
+  store.Prune(kT0 + 29 * 1'000'000 + 3'600'000'001);
+  EXPECT_EQ(store.size(), 0u);
+  EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 30u);
+}
+
+TEST(ConfigTest, WithoutHistoryKeysTheIncidentStoreKeepsItsDefaults) {
+  auto config = ParseConfig("f.yaml", "sources: [{type: file, paths: [x]}]\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->http_history_max_closed, sink::IncidentStore::kMaxRecentClosed);
+  EXPECT_EQ(config->http_history_max_age_us, sink::IncidentStore::kMaxClosedAgeUs);
+  EXPECT_EQ(config->http_history_max_closed, 500u);
+  EXPECT_EQ(config->http_history_max_age_us, 24LL * 3600 * 1'000'000);
+}
+
+TEST(ConfigTest, BadHistoryKeysAreErrorsNamingTheKey) {
+  const std::string head = "sources: [{type: file, paths: [x]}]\nhttp:\n";
+  EXPECT_EQ(ErrorOf(head + "  history_max_closed: 2000000\n"),
+            "f.yaml:3: http.history_max_closed: expected an integer from 0 to 1000000");
+  EXPECT_EQ(ErrorOf(head + "  history_max_closed: -1\n"),
+            "f.yaml:3: http.history_max_closed: expected an integer from 0 to 1000000");
+  EXPECT_THAT(ErrorOf(head + "  history_max_age: forever\n"),
+              HasSubstr("f.yaml:3: http.history_max_age: expected a positive duration"));
+  EXPECT_THAT(ErrorOf(head + "  history_max_age: 0s\n"),
+              HasSubstr("f.yaml:3: http.history_max_age: expected a positive duration"));
+  EXPECT_EQ(ErrorOf(head + "  history: 5\n"), "f.yaml:3: http.history: unknown key");
 }
 
 TEST(ConfigTest, OurOwnKeysHaveDefaultsAndBounds) {

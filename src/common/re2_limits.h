@@ -10,7 +10,11 @@
 // and explicit; a program that does not fit it, or that has more than
 // kRe2MaxProgramSize instructions, is rejected with "pattern too large" and
 // the caller names file, line, rule and field. A DFA cache that fills at
-// match time is reset by RE2 (slower, never larger).
+// match time is reset by RE2, or RE2 falls back to the NFA (slower, never
+// larger). The rule set compiles its match-time patterns with these options
+// too, and gives its prefilter's RE2::Set the same budget; a Set cannot fall
+// back, so a Set match that runs out of memory is handled by the caller
+// (rules/atom_set.h).
 //
 // Threading: constants and pure functions.
 #pragma once

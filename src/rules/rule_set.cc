@@ -5,15 +5,23 @@
 // by one LiteralScanner pass (literal_scanner.h), and only the patterns whose
 // atoms occurred are run as full RE2 programs. Patterns without usable atoms
 // are candidates on every line. A case-insensitive RE2::Set of the atoms
-// replaces the scanner only when some atom has non-ASCII bytes, which the
-// scanner does not case-fold.
+// (AtomSet) replaces the scanner only when some atom has non-ASCII bytes,
+// which the scanner does not case-fold.
+//
+// Memory: every pattern is compiled as the rule loader checked it
+// (common/re2_limits.h: 1 MiB per RE2, programs and DFA caches, instead of
+// RE2's 8 MiB); a pattern's DFA that fills at match time is reset, or RE2
+// falls back to the NFA, never larger. The atom set gets the same budget,
+// and a line on which it runs out of memory has its atoms searched one by
+// one (atom_set.h), never taken for a line without atoms.
 #include <re2/filtered_re2.h>
 #include <re2/re2.h>
-#include <re2/set.h>
 
 #include <algorithm>
 
+#include "common/re2_limits.h"
 #include "fingerprintd/rules.h"
+#include "rules/atom_set.h"
 #include "rules/literal_scanner.h"
 
 namespace fingerprintd::rules {
@@ -66,7 +74,7 @@ struct RuleSet::Prefilter {
   // The atoms are found by `scanner`; `atoms` (an RE2::Set) only when some
   // atom has non-ASCII bytes, which the scanner does not case-fold.
   LiteralScanner scanner;
-  std::unique_ptr<re2::RE2::Set> atoms;
+  std::unique_ptr<AtomSet> atoms;
   // Patterns FilteredRE2 could not reduce to atoms: candidates on every line.
   std::vector<int> unfiltered;
   // The atoms as the scanner searches them (ASCII, case-folded); empty when
@@ -94,8 +102,7 @@ const KernelSupport* RuleSet::FindLibrary(std::string_view library) const {
 const re2::RE2& RuleSet::Pattern(int id) const { return prefilter_->filter.GetRE2(id); }
 
 Status RuleSet::Compile() {
-  RE2::Options options;
-  options.set_log_errors(false);
+  const RE2::Options options = BoundedRe2Options();
   auto add = [&](const std::string& pattern, PatternRef ref) -> Status {
     int id = -1;
     if (prefilter_->filter.Add(pattern, options, &id) != RE2::NoError) {
@@ -127,17 +134,9 @@ Status RuleSet::Compile() {
     prefilter_->scanner = LiteralScanner(atoms);
     prefilter_->scanned_atoms = atoms;
   } else {
-    RE2::Options set_options;
-    set_options.set_case_sensitive(false);
-    set_options.set_literal(true);
-    set_options.set_log_errors(false);
-    prefilter_->atoms = std::make_unique<re2::RE2::Set>(set_options, RE2::UNANCHORED);
-    for (const std::string& atom : atoms) {
-      if (prefilter_->atoms->Add(atom, nullptr) < 0) {
-        return InternalError("cannot add prefilter atom: " + atom);
-      }
-    }
-    if (!prefilter_->atoms->Compile()) return InternalError("prefilter set does not compile");
+    auto set = AtomSet::Compile(atoms, kRe2MaxMem);
+    if (!set.ok()) return set.status();
+    prefilter_->atoms = std::move(*set);
   }
   prefilter_->filter.AllPotentials({}, &prefilter_->unfiltered);
   return OkStatus();
@@ -151,8 +150,7 @@ void RuleSet::Match(std::string_view text, std::vector<int>* atoms, std::vector<
   atoms->clear();
   bool any_atom;
   if (prefilter_->atoms) {
-    // RE2::Set allocates when asked which atoms matched: ask only if any did.
-    any_atom = prefilter_->atoms->Match(text, nullptr) && prefilter_->atoms->Match(text, atoms);
+    any_atom = prefilter_->atoms->Find(text, atoms);
   } else {
     any_atom = prefilter_->scanner.FindAll(text, atoms);
   }

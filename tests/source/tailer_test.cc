@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -77,6 +78,30 @@ class TailerTest : public ::testing::Test {
     options_.paths = {Path(glob)};
     options_.start_at_end = start_at_end;
     return std::make_unique<Tailer>(options_, events_, client_);
+  }
+  // The first life of a daemon before a restart: a tailer reads `glob` from
+  // the beginning, `while_running` rotates or writes (then the tailer polls),
+  // and `stream` is checkpointed at `offset` (at what was read when
+  // nullopt) as the daemon saves it before it stops. The lines read are
+  // forgotten, so a test sees only what the restart reads.
+  void RunThenCheckpoint(const std::string& glob, const std::string& stream,
+                         std::optional<uint64_t> offset,
+                         const std::function<void()>& while_running = {}) {
+    auto tailer = MakeTailer(glob);
+    tailer->Rescan(now_);
+    if (while_running) {
+      while_running();
+      tailer->Poll(now_);
+    }
+    uint64_t at = offset.value_or(tailer->NextOffset(Path(stream)));
+    client_.checkpoints[Path(stream)] = {tailer->PiecesFor(Path(stream), at), at};
+    client_.lines.clear();
+  }
+  // The restarted daemon: resumes from the checkpoints, new files at their end.
+  std::unique_ptr<Tailer> Restart(const std::string& glob) {
+    auto tailer = MakeTailer(glob, /*start_at_end=*/true);
+    tailer->Rescan(now_);
+    return tailer;
   }
 
   fs::path dir_;
@@ -309,49 +334,30 @@ TEST_F(TailerTest, IdentityTellsAReusedInodeFromTheSameFile) {
 
 TEST_F(TailerTest, ACheckpointResumesMidFile) {
   Append("0.log", "a1\na2\n");
-  {
-    auto tailer = MakeTailer("0.log");
-    tailer->Rescan(now_);
-    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
-  }
-  client_.lines.clear();
+  RunThenCheckpoint("0.log", "0.log", 3);
   Append("0.log", "a3\n");
-  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
-  tailer->Rescan(now_);
+  auto tailer = Restart("0.log");
   EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3"));
   EXPECT_EQ(client_.lines[0].offset, 3u);
 }
 
 TEST_F(TailerTest, ACheckpointFindsItsFileRenamedByARotationWhileStopped) {
   Append("0.log", "a1\na2\n");
-  {
-    auto tailer = MakeTailer("0.log");
-    tailer->Rescan(now_);
-    uint64_t next = tailer->NextOffset(Path("0.log"));
-    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), next), next};
-  }
-  client_.lines.clear();
+  RunThenCheckpoint("0.log", "0.log", std::nullopt);
   Append("0.log", "a3\n");
   fs::rename(Path("0.log"), Path("0.log.20260104-143410"));
   Append("0.log", "b1\n");
-  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
-  tailer->Rescan(now_);
+  auto tailer = Restart("0.log");
   EXPECT_THAT(client_.Texts(), ElementsAre("a3", "b1"));
   EXPECT_EQ(client_.lines[1].offset, 9u);
 }
 
 TEST_F(TailerTest, ACheckpointWhoseFileIsGoneStartsTheNewFileFromItsBeginning) {
   Append("0.log", "a1\n");
-  {
-    auto tailer = MakeTailer("0.log");
-    tailer->Rescan(now_);
-    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
-  }
-  client_.lines.clear();
+  RunThenCheckpoint("0.log", "0.log", 3);
   fs::remove(Path("0.log"));
   Append("0.log", "new1\n");
-  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
-  tailer->Rescan(now_);
+  auto tailer = Restart("0.log");
   EXPECT_THAT(client_.Texts(), ElementsAre("new1"));
   EXPECT_EQ(client_.lines[0].offset, 3u);
 }
@@ -362,20 +368,14 @@ TEST_F(TailerTest, ACheckpointWhoseFileIsGoneStartsTheNewFileFromItsBeginning) {
 // its head), up to where the truncation was seen, then the live file.
 TEST_F(TailerTest, ACheckpointBehindACopytruncateRereadsItsLinesFromTheCopy) {
   Append("0.log", "a1\na2\n");
-  {
-    auto tailer = MakeTailer("0.log");
-    tailer->Rescan(now_);
+  RunThenCheckpoint("0.log", "0.log", 3, [&] {
     fs::copy_file(Path("0.log"), Path("0.log.1"));
     Append("0.log.1", "a3\n");  // written between the copy's read and the truncation
     fs::resize_file(Path("0.log"), 0);
     Append("0.log", "b1\n");
-    tailer->Poll(now_);
-    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
-  }
-  client_.lines.clear();
+  });
   Append("0.log", "b2\n");
-  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
-  tailer->Rescan(now_);
+  auto tailer = Restart("0.log");
   EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1", "b2"));
   ASSERT_EQ(client_.lines.size(), 3u);
   EXPECT_EQ(client_.lines[0].offset, 3u);
@@ -387,21 +387,15 @@ TEST_F(TailerTest, ACheckpointInAPieceTheKubeletGzippedSinceIsReadFromTheGz) {
   fs::create_directories(dir_ / "ns_pod_uid" / "vllm");
   std::string live = "ns_pod_uid/vllm/0.log";
   Append(live, "a1\na2\n");
-  {
-    auto tailer = MakeTailer("*/*/*.log");
-    tailer->Rescan(now_);
+  RunThenCheckpoint("*/*/*.log", live, 3, [&] {
     fs::rename(Path(live), Path(live + ".20260104-143410"));
     Append(live, "b1\n");
-    tailer->Poll(now_);
-    client_.checkpoints[Path(live)] = {tailer->PiecesFor(Path(live), 3), 3};
-  }
-  client_.lines.clear();
+  });
   // While stopped: the next rotation, and the older piece gzipped.
   fs::rename(Path(live), Path(live + ".20260104-143500"));
   Append(live, "c1\n");
   ASSERT_EQ(std::system(("gzip " + Path(live + ".20260104-143410")).c_str()), 0);
-  auto tailer = MakeTailer("*/*/*.log", /*start_at_end=*/true);
-  tailer->Rescan(now_);
+  auto tailer = Restart("*/*/*.log");
   EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1", "c1"));
   ASSERT_EQ(client_.lines.size(), 3u);
   EXPECT_EQ(client_.lines[0].offset, 3u);
@@ -413,18 +407,12 @@ TEST_F(TailerTest, ACheckpointInAPieceTheKubeletGzippedSinceIsReadFromTheGz) {
 // next piece's offsets are not read twice.
 TEST_F(TailerTest, AResumedPieceIsReadOnlyUpToWhereItsSuccessorBegan) {
   Append("0.log", "a1\na2\n");
-  {
-    auto tailer = MakeTailer("0.log");
-    tailer->Rescan(now_);
+  RunThenCheckpoint("0.log", "0.log", 3, [&] {
     fs::rename(Path("0.log"), Path("0.log.1"));
     Append("0.log", "b1\n");
-    tailer->Poll(now_);
-    client_.checkpoints[Path("0.log")] = {tailer->PiecesFor(Path("0.log"), 3), 3};
-  }
-  client_.lines.clear();
+  });
   Append("0.log.1", "late\n");
-  auto tailer = MakeTailer("0.log", /*start_at_end=*/true);
-  tailer->Rescan(now_);
+  auto tailer = Restart("0.log");
   EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1"));
 }
 

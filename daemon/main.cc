@@ -289,33 +289,13 @@ int RunReplay(const ReplayArgs& args) {
   return status.ok() ? kExitOk : kExitError;
 }
 
-// Lints what the loader cannot: every rule has tests, one of them negative.
-std::vector<std::string> Lint(const fp::rules::RuleSet& rules) {
-  std::vector<std::string> problems;
-  for (const auto& rule : rules.rules()) {
-    if (rule.tests.empty()) {
-      problems.push_back(rule.file + ":1: rule " + rule.id + ": tests: no embedded tests");
-      continue;
-    }
-    bool negative = std::any_of(rule.tests.begin(), rule.tests.end(), [&](const auto& t) {
-      return std::none_of(t.expect.begin(), t.expect.end(),
-                          [&](const auto& e) { return e.rule == rule.id; });
-    });
-    if (!negative) {
-      problems.push_back(rule.file + ":" + std::to_string(rule.tests.front().line) + ": rule " +
-                         rule.id + ": tests: no negative test (one whose expect omits this rule)");
-    }
-  }
-  return problems;
-}
-
 int RunRulesCheck(const std::string& dir) {
   auto rules = LoadRules(dir);
   if (!rules.ok()) {
     std::cerr << rules.status().message() << "\n";
     return kExitError;
   }
-  std::vector<std::string> problems = Lint(**rules);
+  std::vector<std::string> problems = fp::source::LintRuleTests(**rules);
   for (const auto& p : problems) std::cerr << p << "\n";
   if (!problems.empty()) return kExitError;
   std::cout << (*rules)->rules().size() << " rules, " << (*rules)->facts().size()

@@ -206,4 +206,17 @@ struct RuleTestResult {
 std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> rules,
                                          int current_year);
 
+// The least a shipped rule is tested with: two positive tests (their `expect`
+// names the rule: two shapes of its failure, such as another engine, prefix,
+// envelope or a paste) and one negative (its `expect` omits the rule: the
+// look-alike that must not become it).
+inline constexpr int kMinPositiveRuleTests = 2;
+inline constexpr int kMinNegativeRuleTests = 1;
+
+// Lints what the loader accepts but `rules check` rejects: a rule with fewer
+// embedded tests than the minimums above. Returns one
+// `file:line: rule <id>: tests: <reason>` per minimum a rule falls short of,
+// in pack order; empty when every rule has them.
+std::vector<std::string> LintRuleTests(const rules::RuleSet& rules);
+
 }  // namespace fingerprintd::source

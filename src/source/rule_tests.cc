@@ -1,6 +1,6 @@
 // Runs the tests embedded in rule files. A test passes when the incidents its
 // log yields are exactly the expected ones (rule, confidence, affected count),
-// as a multiset, in any order.
+// as a multiset, in any order. Also lints that every rule has enough of them.
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -68,6 +68,33 @@ std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> r
     }
   }
   return results;
+}
+
+std::vector<std::string> LintRuleTests(const rules::RuleSet& rules) {
+  std::vector<std::string> problems;
+  for (const rules::Rule& rule : rules.rules()) {
+    int positive = 0;
+    for (const rules::RuleTest& test : rule.tests) {
+      bool names_rule = std::any_of(test.expect.begin(), test.expect.end(),
+                                    [&](const auto& e) { return e.rule == rule.id; });
+      if (names_rule) ++positive;
+    }
+    const int negative = static_cast<int>(rule.tests.size()) - positive;
+    const std::string where = rule.file + ":" +
+                              std::to_string(rule.tests.empty() ? 1 : rule.tests.front().line) +
+                              ": rule " + rule.id + ": tests: ";
+    if (positive < kMinPositiveRuleTests) {
+      problems.push_back(where + std::to_string(positive) +
+                         " positive test(s) (whose expect names this rule), at least " +
+                         std::to_string(kMinPositiveRuleTests) + " required");
+    }
+    if (negative < kMinNegativeRuleTests) {
+      problems.push_back(where + std::to_string(negative) +
+                         " negative test(s) (whose expect omits this rule), at least " +
+                         std::to_string(kMinNegativeRuleTests) + " required");
+    }
+  }
+  return problems;
 }
 
 }  // namespace fingerprintd::source

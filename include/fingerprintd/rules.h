@@ -243,6 +243,19 @@ class RuleEngine final : public parse::RecordSink {
   void OnStreamForgotten(const WorkerInfo& worker) override;
   // Decides symptoms on message lines older than the pending timeout (live input).
   void Tick(int64_t now_us);
+  // Drops the stage matches older than their rule's maxspan, plus a day for
+  // clocks that disagree, before floor_us (the source's latest event time):
+  // a symptom dated after floor_us minus a day can no longer use them.
+  // Without this they lived as long as their stream. Called with the floor
+  // only, never a time moved on by the wall clock: a quiet source's next line
+  // may still be dated there.
+  void ForgetExpiredStages(int64_t floor_us);
+  // True when a record of `worker` that is an ordinary message at INFO or
+  // below, holding none of the rule set's atoms, would change nothing here:
+  // its stream was seen with the same rank, waits for no traceback, no line
+  // is carried for a hard-wrapped message, and the rule set has no pattern
+  // that runs on every line. Buffer-first replay then skips the record.
+  bool QuietFor(const WorkerInfo& worker) const;
   // End of input: resolves pending symptoms without a traceback.
   void Finish();
 

@@ -24,6 +24,12 @@ namespace {
 
 // How far (lines) after a traceback a catch-all symptom still reports its exception.
 constexpr uint64_t kCarriedExceptionLines = 12;
+// A symptom may be dated before the source's floor, the latest time of any of
+// its streams: a header written in another zone than its envelope's, a
+// traceback dated by the envelope. Stage matches are kept this much longer
+// than maxspan, so aging them never changes what a symptom dated up to a day
+// behind the floor would match.
+constexpr int64_t kStageClockSkewUs = 24LL * 3600 * 1'000'000;
 
 struct StageMatch {
   uint64_t line = 0;
@@ -141,6 +147,7 @@ struct RuleEngine::Impl {
   std::vector<int> atoms, matches, joined;  // scratch, reused per line
   std::vector<int> applied;                 // pattern ids ApplyMatches accepted (level passed)
   std::string capture;                      // scratch
+  bool unfiltered = false;                  // patterns without atoms: run on every line
   // The previous physical line(s) of the source while they look cut off.
   struct Carry {
     std::string text;
@@ -155,6 +162,31 @@ struct RuleEngine::Impl {
   Impl(std::shared_ptr<const RuleSet> r, uint32_t id, PipelineEvents& e, HitSink& s, Options o)
       : rules(std::move(r)), source_id(id), events(e), sink(s), options(o) {
     fact_known.assign(rules->facts().size(), false);
+    unfiltered = rules->UnfilteredPatternCount() != 0;
+  }
+
+  bool QuietFor(const WorkerInfo& worker) const {
+    if (unfiltered || !carry.text.empty() || worker.id >= streams.size()) return false;
+    const Stream& stream = streams[worker.id];
+    return stream.seen && stream.rank == worker.rank && stream.pending.empty() &&
+           workers[worker.id] == &worker;
+  }
+
+  // A dated match older than maxspan plus kStageClockSkewUs before the floor.
+  void ForgetExpiredStages(int64_t floor_us) {
+    if (floor_us == 0) return;
+    for (Stream& stream : streams) {
+      for (RuleState& state : stream.rules) {
+        const int64_t maxspan = rules->rules()[state.rule].maxspan_us + kStageClockSkewUs;
+        for (std::optional<StageMatch>& m : state.stages) {
+          if (m && m->time_us != 0 && floor_us - m->time_us > maxspan) m.reset();
+        }
+      }
+      std::erase_if(stream.rules, [](const RuleState& state) {
+        return std::none_of(state.stages.begin(), state.stages.end(),
+                            [](const std::optional<StageMatch>& m) { return m.has_value(); });
+      });
+    }
   }
 
   Stream* StreamFor(const WorkerInfo* worker) {
@@ -550,6 +582,8 @@ void RuleEngine::LowestNeeded(int64_t now_us, SourcePosition* pos) const {
   impl_->LowestNeeded(now_us, pos);
 }
 void RuleEngine::OnStreamForgotten(const WorkerInfo& worker) { impl_->Forget(worker); }
+void RuleEngine::ForgetExpiredStages(int64_t floor_us) { impl_->ForgetExpiredStages(floor_us); }
+bool RuleEngine::QuietFor(const WorkerInfo& worker) const { return impl_->QuietFor(worker); }
 void RuleEngine::Finish() { impl_->Finish(); }
 
 }  // namespace fingerprintd::rules

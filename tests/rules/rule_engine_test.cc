@@ -294,5 +294,54 @@ TEST_F(RuleEngineTest, PastedExceptionOfAnotherTypeIsNotThisRule) {
   EXPECT_THAT(hits_.hits, IsEmpty());
 }
 
+TEST_F(RuleEngineTest, AStreamIsQuietOnlyOnceSeenWithNothingWaiting) {
+  EXPECT_FALSE(engine_.QuietFor(worker_));  // never seen: its first record reports it
+  Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
+  EXPECT_TRUE(engine_.QuietFor(worker_));
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
+  EXPECT_FALSE(engine_.QuietFor(worker_));  // a symptom waits for its traceback
+  Traceback(kWeightPrep, kSymptom, kT0);
+  EXPECT_TRUE(engine_.QuietFor(worker_));
+  worker_.rank = 3;  // learnt by the parser: the next record reports the rank
+  EXPECT_FALSE(engine_.QuietFor(worker_));
+  Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
+  EXPECT_TRUE(engine_.QuietFor(worker_));
+}
+
+TEST_F(RuleEngineTest, AStreamIsNotQuietWhileAWrappedWarningMayContinue) {
+  Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
+  Line(Level::kWarning, "This warning was cut by the terminal after a comma,", kT0);
+  EXPECT_FALSE(engine_.QuietFor(worker_));
+  Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
+  EXPECT_TRUE(engine_.QuietFor(worker_));
+}
+
+TEST_F(RuleEngineTest, ExpiredStagesAreForgottenAndNoLongerNeeded) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
+  SourcePosition pos{1000, 10};
+  engine_.LowestNeeded(kT0 + kSecond, &pos);
+  EXPECT_EQ(pos.line, 0u);  // the stage may still complete a sequence
+  // Within maxspan plus a day of clock skew it is kept: a symptom dated
+  // behind the floor may still use it.
+  engine_.ForgetExpiredStages(kT0 + 20 * 3600 * kSecond);
+  Traceback(kWeightPrep, kSymptom, kT0 + 5 * 60 * kSecond);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kConfirmed);
+}
+
+TEST_F(RuleEngineTest, AStageOlderThanMaxspanAndADayIsDropped) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
+  engine_.ForgetExpiredStages(kT0 + 25 * 3600 * kSecond);
+  // The same symptom time as above: without the stage it is partial.
+  Traceback(kWeightPrep, kSymptom, kT0 + 5 * 60 * kSecond);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+  SourcePosition pos{1000, 10};
+  engine_.LowestNeeded(kT0, &pos);
+  EXPECT_EQ(pos.line, 3u);  // the symptom's line (4) is still held, not the stage's (1)
+}
+
 }  // namespace
 }  // namespace fingerprintd::rules

@@ -167,6 +167,12 @@ class Pipeline {
 
   const rules::RuleSet& rules() const;
 
+  // Lines buffer-first replay skipped whole, over all sources: quiet lines
+  // the parser and engine would have changed nothing for but counters and
+  // times (SourceSpec::parser.atom_hints; src/pipeline/quiet_lines.h). What
+  // is reported does not depend on it; for tests and benchmarks.
+  uint64_t quiet_lines_skipped() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -1,5 +1,9 @@
 #include "parse/ansi.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cstdint>
 #include <cstring>
 
@@ -32,6 +36,36 @@ size_t NextSpecial(std::string_view text, size_t i) {
 bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 }  // namespace
+
+bool IsPlainAscii(std::string_view text) {
+  const char* p = text.data();
+  const size_t n = text.size();
+  size_t i = 0;
+#if defined(__SSE2__)
+  if (n >= 16) {
+    // As signed bytes, exactly the printable ones are > 0x1f and < 0x7f.
+    const __m128i low = _mm_set1_epi8(0x1f);
+    const __m128i high = _mm_set1_epi8(0x7f);
+    auto plain16 = [&](size_t at) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+      return _mm_and_si128(_mm_cmpgt_epi8(x, low), _mm_cmplt_epi8(x, high));
+    };
+    for (; i + 32 <= n; i += 32) {
+      if (_mm_movemask_epi8(_mm_and_si128(plain16(i), plain16(i + 16))) != 0xFFFF) return false;
+    }
+    if (i + 16 <= n) {
+      if (_mm_movemask_epi8(plain16(i)) != 0xFFFF) return false;
+      i += 16;
+    }
+    return i == n || _mm_movemask_epi8(plain16(n - 16)) == 0xFFFF;  // the tail, overlapping
+  }
+#endif
+  for (; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    if (c < 0x20 || c >= 0x7f) return false;
+  }
+  return true;
+}
 
 size_t EscapeSequenceLength(std::string_view text) {
   const size_t n = text.size();

@@ -30,6 +30,10 @@ std::string_view CleanLine(std::string_view raw, std::string* scratch, CleanFlag
 // Length of the ESC sequence starting at text[0] (text[0] == '\x1b'), >= 1.
 size_t EscapeSequenceLength(std::string_view text);
 
+// True if every byte is printable ASCII (0x20..0x7e): CleanLine leaves such a
+// text as it is, and no escape sequence, '\r', tab or UTF-8 sequence is in it.
+bool IsPlainAscii(std::string_view text);
+
 // Length of the valid UTF-8 sequence at text[0] (a byte >= 0x80), 0 if invalid.
 size_t Utf8SequenceLength(std::string_view text);
 

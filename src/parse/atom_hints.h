@@ -55,10 +55,19 @@ class AtomHints {
     return it == ends_.end() || *it > lo + text.size();
   }
   const void* rule_set() const { return rule_set_; }
+  // A buffer was searched and is vouched for (Reset() since the last Clear()).
+  bool searched() const { return buffer_.data() != nullptr; }
+
+  // Set by the reader when the search also looked for QuietLineTriggers()
+  // (parse/quiet_line.h): AtomFree() then vouches for those too, and the
+  // pipeline may skip quiet lines whole.
+  void set_covers_quiet_triggers(bool covers) { covers_quiet_triggers_ = covers; }
+  bool covers_quiet_triggers() const { return covers_quiet_triggers_; }
 
  private:
   std::string_view buffer_;
   const void* rule_set_ = nullptr;
+  bool covers_quiet_triggers_ = false;
   std::vector<size_t> ends_;
 };
 

@@ -63,6 +63,7 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
     while (pos < line.size() && line[pos] == ' ') ++pos;
     out->kind = HeaderKind::kUvicorn;
     out->level = level;
+    out->fixed_size = word_end + 2;  // `LEVEL: `; more spaces only move the message
     SetMessage(line, word_end + 1, pos, out);
     return true;
   }
@@ -84,6 +85,9 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
     return true;
   }
   if (line[pos] != ' ') return false;
+  // Level, time and the space after them; what follows (a location or not)
+  // only places the message.
+  out->fixed_size = pos + 1;
   size_t loc_start = pos + 1;
   if (loc_start < line.size() && line[loc_start] == '[') ++loc_start;
   const size_t after = ParseBracketLocation(line, loc_start, &out->location);

@@ -67,6 +67,12 @@ struct Header {
   // SGLang rank tags and TRT-LLM `[RANK n]` name the writing process.
   bool has_worker = false;
   ProcessId worker;
+  // vLLM and uvicorn headers only (else 0): the bytes at the start of the
+  // parsed line that alone decide kind, level and time. Any line starting
+  // with the same bytes parses to the same kind, level and time; only the
+  // location and the message may differ (buffer-first line skipping,
+  // parse/quiet_line.h).
+  size_t fixed_size = 0;
 };
 
 // Parses a header at the start of `line`. Returns false (and leaves *out with

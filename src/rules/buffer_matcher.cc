@@ -1,5 +1,6 @@
 #include "rules/buffer_matcher.h"
 
+#include <algorithm>
 #include <limits>
 #include <mutex>
 
@@ -35,6 +36,7 @@ int OnHyperscanMatch(unsigned int /*id*/, unsigned long long /*from*/, unsigned 
 }  // namespace
 
 BufferMatcher::BufferMatcher(const std::vector<std::string>& atoms) {
+  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
   if (atoms.empty()) return;
   std::vector<const char*> expressions;
   std::vector<size_t> lengths;
@@ -86,6 +88,7 @@ bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends,
 #else  // !FINGERPRINTD_HAVE_HYPERSCAN
 
 BufferMatcher::BufferMatcher(const std::vector<std::string>& atoms) : scanner_(atoms) {
+  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
   if (atoms.empty()) return;
   for (const std::string& atom : atoms) {
     if (atom.empty() || atom.find('\n') != std::string::npos) return;

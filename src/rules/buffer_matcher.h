@@ -52,6 +52,9 @@ class BufferMatcher {
   bool ok() const { return ok_; }
   // "hyperscan" or "literal-scanner".
   static const char* EngineName();
+  // The length of the longest atom (1 when there are none): two searches of
+  // a buffer's parts overlapping by one less find every occurrence.
+  size_t longest() const { return longest_; }
 
   // Per-thread search state.
   class Scratch {
@@ -73,6 +76,7 @@ class BufferMatcher {
 
  private:
   bool ok_ = false;
+  size_t longest_ = 1;
   void* hs_database_ = nullptr;
   LiteralScanner scanner_;  // without Hyperscan
 };

@@ -9,6 +9,7 @@
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/source.h"
 #include "parse/atom_hints.h"
+#include "parse/quiet_line.h"
 #include "rules/buffer_matcher.h"
 #include "source/replay_reader.h"
 
@@ -22,20 +23,34 @@ std::map<std::string, std::string> StaticLabels(const ReplayOptions& options) {
   return labels;
 }
 
-// Buffer-first matching for one thread: the atom search of each read buffer
-// and the hints the parsers read (null matcher: per-line path).
+// The whole-buffer matcher of the rule set's atoms and of the quiet-line
+// triggers (parse/quiet_line.h); null when the rule set has no atoms a
+// search can vouch for.
+std::shared_ptr<const rules::BufferMatcher> MatcherFor(const rules::RuleSet& rule_set) {
+  const std::vector<std::string>& atoms = rule_set.Atoms();
+  if (atoms.empty()) return nullptr;
+  return rules::BufferMatcher::ForAtoms(parse::WithQuietLineTriggers(atoms));
+}
+
+// Buffer-first matching for one thread: the search of each read buffer for
+// the atoms and the quiet-line triggers (MatcherFor), and the hints the
+// parsers and pipeline read (null matcher: per-line path).
 class BufferSearch {
  public:
   BufferSearch(const rules::BufferMatcher* matcher, const rules::RuleSet* rule_set)
       : matcher_(matcher != nullptr && matcher->ok() ? matcher : nullptr), rule_set_(rule_set) {
     if (matcher_ != nullptr) scratch_ = std::make_unique<rules::BufferMatcher::Scratch>(*matcher_);
+    hints_.set_covers_quiet_triggers(true);
   }
   // What the parsers are given (ParserOptions::atom_hints).
   const parse::AtomHints* hints() const { return matcher_ != nullptr ? &hints_ : nullptr; }
   // Searches a buffer before its lines are fed. Where atoms are dense (about
   // one per line or more: every line a candidate, the worst case) the search
   // spares no per-line scan, so the next kSkipAfterDense buffers are not
-  // searched and vouch for nothing; the raw prefix path still applies.
+  // searched and vouch for nothing; the raw prefix path still applies. The
+  // first kProbeBytes are searched first: when they are dense already, the
+  // buffer is not searched further and vouches for nothing either (a worst
+  // case pays for 64 KiB of search per 9 MiB, not 1 MiB).
   void Search(std::string_view buffer) {
     if (matcher_ == nullptr) return;
     if (skip_ > 0) {
@@ -44,17 +59,36 @@ class BufferSearch {
       return;
     }
     hints_.Reset(buffer, rule_set_);
-    if (!matcher_->Search(buffer, hints_.mutable_ends(), scratch_.get())) {
+    std::vector<size_t>* ends = hints_.mutable_ends();
+    const size_t probe = std::min(buffer.size(), kProbeBytes);
+    if (!matcher_->Search(buffer.substr(0, probe), ends, scratch_.get())) {
       hints_.Clear();  // vouch for nothing in this buffer
       return;
     }
-    if (hints_.mutable_ends()->size() * kDenseBytes > buffer.size()) skip_ = kSkipAfterDense;
+    if (probe < buffer.size()) {
+      if (ends->size() * kDenseBytes > probe) {
+        skip_ = kSkipAfterDense;
+        hints_.Clear();
+        return;
+      }
+      // The rest, overlapping the probe by an atom's length less one: an
+      // occurrence ending past the probe lies wholly in it.
+      const size_t from = probe - std::min(probe, matcher_->longest() - 1);
+      const size_t before = ends->size();
+      if (!matcher_->Search(buffer.substr(from), ends, scratch_.get())) {
+        hints_.Clear();
+        return;
+      }
+      for (size_t i = before; i < ends->size(); ++i) (*ends)[i] += from;
+    }
+    if (ends->size() * kDenseBytes > buffer.size()) skip_ = kSkipAfterDense;
     hints_.Seal();
   }
   void Clear() { hints_.Clear(); }
 
  private:
   static constexpr size_t kDenseBytes = 256;  // an occurrence per 256 bytes or more
+  static constexpr size_t kProbeBytes = 64 << 10;
   static constexpr int kSkipAfterDense = 8;
   const rules::BufferMatcher* matcher_;
   const rules::RuleSet* rule_set_;
@@ -145,7 +179,7 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
     groups[it->second].push_back(&source);
   }
   std::shared_ptr<const rules::BufferMatcher> shared_matcher;
-  if (options.buffer_first) shared_matcher = rules::BufferMatcher::ForAtoms(rules->Atoms());
+  if (options.buffer_first) shared_matcher = MatcherFor(*rules);
   const rules::BufferMatcher* matcher = shared_matcher.get();
   size_t threads = std::min<size_t>(std::max<size_t>(options.threads, 1), groups.size());
   if (threads <= 1) {
@@ -198,7 +232,7 @@ void ReplayText(std::string_view text, const std::string& name, const std::strin
                 std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
                 correlate::IncidentSink& sink, bool buffer_first) {
   std::shared_ptr<const rules::BufferMatcher> matcher;
-  if (buffer_first) matcher = rules::BufferMatcher::ForAtoms(rules->Atoms());
+  if (buffer_first) matcher = MatcherFor(*rules);
   BufferSearch search(matcher.get(), rules.get());
   Pipeline pipeline(rules, Pipeline::Options(), events, sink);
   SourceSpec spec;

@@ -3,10 +3,13 @@
 // on every golden fixture and example, at any read size, and on seeded random
 // logs built to hit its edges (atoms split by ANSI codes, CRI partials and
 // read-buffer edges, repeated raw prefixes followed by text that extends the
-// chain, control and non-ASCII bytes after a prefix).
+// chain, control and non-ASCII bytes after a prefix). Quiet lines skipped
+// whole (src/pipeline/quiet_lines.h) are checked the same way, on logs made of
+// long runs of them broken by everything that must stop a skip.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -14,7 +17,11 @@
 #include <vector>
 
 #include "fingerprintd/correlate.h"
+#include "fingerprintd/pipeline.h"
 #include "fingerprintd/source.h"
+#include "parse/atom_hints.h"
+#include "parse/quiet_line.h"
+#include "rules/buffer_matcher.h"
 #include "testing/counting_events.h"
 #include "testing/replay_harness.h"
 
@@ -39,8 +46,10 @@ struct ReplayRun {
   source::ReplayStats stats;
 };
 
-ReplayRun ReplayWith(const std::vector<std::string>& paths, bool buffer_first, size_t chunk_bytes) {
+ReplayRun ReplayWith(const std::vector<std::string>& paths, bool buffer_first, size_t chunk_bytes,
+                     size_t max_workers = 4096) {
   source::ReplayOptions options;
+  options.parser.max_workers = max_workers;
   options.paths = paths;
   options.parser.current_year = 2026;
   options.read_chunk_bytes = chunk_bytes;
@@ -197,6 +206,239 @@ TEST(BufferFirstTest, SeededRandomLogsGiveTheSameIncidentsAndCountersAsThePerLin
     const ReplayRun oracle = ReplayWith({path}, false, 1 << 20);
     for (size_t chunk : {size_t{1} << 20, size_t{1000}, size_t{37}}) {
       ExpectSameRuns(oracle, ReplayWith({path}, true, chunk),
+                     "seed " + std::to_string(seed) + (cri ? " cri" : " plain") + " read " +
+                         std::to_string(chunk) + " bytes at a time");
+    }
+    if (HasFailure()) break;
+  }
+  std::remove(path.c_str());
+}
+
+// A log where most lines are quiet (INFO messages of a few processes, many
+// per second), broken by everything that must stop a skip or that a skipped
+// line must leave as it was: atoms and symptoms, tracebacks raw and after a
+// header, triggers inside INFO messages (a traceback header, a frame, an
+// exception-shaped line, rank learning from `parallel_state`, a glued tqdm
+// bar), warnings cut after a comma, headers that name a rank (SGLang) before
+// unprefixed raw lines, NCCL lines, lines dated only by their stream's last
+// time, headers with a year, control and non-ASCII bytes, time going back,
+// new processes beyond the stream cap, and in CRI partials, stderr, another
+// zone and envelopes that do not parse.
+std::string QuietLog(std::mt19937& rng, const std::vector<std::string>& atoms, bool cri) {
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  std::vector<std::string> prefixes = {"\x1b[0;36m(APIServer pid=1)\x1b[0;0m ",
+                                       "\x1b[0;36m(Worker_TP0 pid=11)\x1b[0;0m ",
+                                       "\x1b[0;36m(Worker_TP1 pid=12)\x1b[0;0m ",
+                                       "(EngineCore_DP0 pid=7) ",
+                                       "(VllmWorker rank=1 pid=5) ",
+                                       "(RayWorkerWrapper pid=9, ip=10.0.0.2) "};
+  const std::vector<std::string> bodies = {
+      "Avg prompt throughput: 0.0 tokens/s, Running: 3 reqs",
+      "Received request cmpl-1: prompt: 'hi', params: SamplingParams(n=1)",
+      "Added request cmpl-2.",
+      "Freed 2128 KV cache blocks, 16600 free",
+      "Reader rank 2 caught up, lag 33 blocks",
+      "Registering 3712 cuda graph addresses"};
+  const std::vector<std::string> breakers = {
+      "Traceback (most recent call last):",
+      "  File \"/usr/lib/python3.12/x.py\", line 10, in f",
+      "ValueError: bad value",
+      "KeyboardInterrupt",
+      "tail of a progress bar 50%|#####| 5/10 [00:01<00:01,  4.20it/s]",
+      "text with a \t tab",
+      "text with \xc3\xa9 and \xff bytes",
+      "ends in a carriage return\r",
+      "colour \x1b[31minside\x1b[0m the message",
+      "cut by the terminal after a comma,",
+      ""};
+  std::string log;
+  int hour = 10, minute = 0, second = 0, extra_pid = 100;
+  const int lines = 1500 + static_cast<int>(pick(1500));
+  for (int i = 0; i < lines; ++i) {
+    if (pick(200) == 0) ++second;
+    if (pick(1000) == 0) second -= 3;  // a clock stepping back
+    if (second >= 60) second -= 60, ++minute;
+    if (second < 0) second += 60, --minute;
+    if (pick(500) == 0) prefixes.push_back("(Worker_TP2 pid=" + std::to_string(extra_pid++) + ") ");
+    char time[32];
+    std::snprintf(time, sizeof(time), "03-04 %02d:%02d:%02d", hour, minute, second);
+    const std::string prefix = prefixes[pick(prefixes.size())];
+    const std::string header =
+        std::string("INFO ") + time + " [file.py:" + std::to_string(pick(999)) + "] ";
+    std::string line;
+    const size_t kind = pick(1000);
+    if (kind < 780) {
+      line = prefix + header + bodies[pick(bodies.size())];
+    } else if (kind < 880) {
+      line = prefix + "INFO:     10.0.0." + std::to_string(pick(9)) + ":5" +
+             std::to_string(pick(9999)) + " - \"POST /v1/chat/completions HTTP/1.1\" 200 OK";
+    } else if (kind < 920) {
+      line = "host-a:27928:" + std::to_string(27928 + pick(60)) + " [" + std::to_string(pick(4)) +
+             "] NCCL INFO Channel 0" + std::to_string(pick(9)) + "/0 : 1[1] -> 2[2] via SHM";
+    } else if (kind < 940) {
+      line = prefix + "DEBUG " + time + " [file.py:1] " + bodies[pick(bodies.size())];
+    } else if (kind < 950) {
+      line = prefix + header + breakers[pick(breakers.size())];
+    } else if (kind < 955) {
+      line = prefix + "WARNING " + time + " [file.py:2] " + breakers[pick(breakers.size())];
+    } else if (kind < 965) {
+      std::string atom = atoms[pick(atoms.size())];
+      if (pick(2) == 0 && !atom.empty()) atom[0] = static_cast<char>(std::toupper(atom[0]));
+      line = prefix + header + "quiet text with " + atom + " inside";
+    } else if (kind < 967) {
+      line = prefix + "ERROR " + time +
+             " [core.py:1] Worker failed with error 'Unknown SF transformation'";
+    } else if (kind < 970) {
+      const std::string p = prefixes[1 + pick(2)];
+      line = p + "Traceback (most recent call last):\n" + p +
+             "  File \"/x/vllm/utils/deep_gemm.py\", line 494, in "
+             "transform_sf_into_required_layout\n" +
+             p + "RuntimeError: Assertion error (layout.hpp:60): Unknown SF transformation";
+    } else if (kind < 972) {
+      line = prefixes[1] + "INFO " + time +
+             " [parallel_state.py:1] world_size=4 rank=2 local_rank=2 backend=nccl";
+    } else if (kind < 974) {
+      char sglang[64];
+      std::snprintf(sglang, sizeof(sglang), "[2026-03-04 %02d:%02d:%02d TP1] ", hour, minute,
+                    second);
+      line = std::string(sglang) + "Scheduler step done\nraw print after it";
+    } else if (kind < 979) {
+      line = "raw print without a header";
+    } else if (kind < 982) {
+      line = prefix + "INFO 2026-03-04 10:00:01.123 x.py:62] a header with a year";
+    } else if (kind < 984) {
+      line = prefix + header + "Loading 50%|##| 1/2 [00:01<00:01, 1.00it/s]INFO " + time +
+             " [x.py:1] glued after a bar";
+    } else if (kind < 990) {
+      line = prefix + header + std::string(200 + pick(300), 'x');  // past a small line cap
+    } else {
+      line = prefix + header + bodies[pick(bodies.size())];
+    }
+    if (!cri) {
+      log += line + "\n";
+      continue;
+    }
+    // Every physical line of `line` in a CRI envelope.
+    size_t start = 0;
+    while (start <= line.size()) {
+      size_t end = line.find('\n', start);
+      if (end == std::string::npos) end = line.size();
+      const std::string piece = line.substr(start, end - start);
+      start = end + 1;
+      char stamp[64];
+      const char* zone = pick(50) == 0 ? "+01:00" : "Z";
+      std::snprintf(stamp, sizeof(stamp), "2026-03-04T%02d:%02d:%02d.%09d%s", hour, minute, second,
+                    static_cast<int>(pick(999999999)), zone);
+      const std::string stream = pick(10) == 0 ? "stderr" : "stdout";
+      if (pick(100) == 0) {
+        log += "not an envelope " + piece + "\n";
+      } else if (piece.size() > 8 && pick(30) == 0) {
+        const size_t cut = 1 + pick(piece.size() - 1);
+        log += std::string(stamp) + " " + stream + " P " + piece.substr(0, cut) + "\n";
+        log += std::string(stamp) + " " + stream + " F " + piece.substr(cut) + "\n";
+      } else {
+        log += std::string(stamp) + " " + stream + " F " + piece + "\n";
+      }
+    }
+  }
+  return log;
+}
+
+struct PipelineRun {
+  std::string changes;
+  CountingEvents events;
+  uint64_t skipped = 0;
+};
+
+// `text` through one Pipeline as replay feeds it, the whole text one read
+// buffer: searched for the atoms and quiet-line triggers (buffer-first) or not.
+PipelineRun RunPipeline(const std::string& text, bool buffer_first, size_t max_workers,
+                        size_t max_line_bytes) {
+  std::shared_ptr<const rules::RuleSet> rule_set = EmbeddedRules();
+  std::shared_ptr<const rules::BufferMatcher> matcher =
+      rules::BufferMatcher::ForAtoms(parse::WithQuietLineTriggers(rule_set->Atoms()));
+  rules::BufferMatcher::Scratch scratch(*matcher);
+  parse::AtomHints hints;
+  hints.set_covers_quiet_triggers(true);
+  hints.Reset(text, rule_set.get());
+  EXPECT_TRUE(matcher->Search(text, hints.mutable_ends(), &scratch));
+  hints.Seal();
+  ChangeLog sink;
+  PipelineRun run;
+  Pipeline pipeline(rule_set, Pipeline::Options(), run.events, sink);
+  SourceSpec spec;
+  spec.name = "quiet.log";
+  spec.deployment = "quiet";
+  spec.parser.current_year = 2026;
+  spec.parser.mtime_us = 1'772'700'000'000'000;  // 2026-03-05: headers' year from the mtime
+  spec.parser.max_workers = max_workers;
+  spec.parser.max_line_bytes = max_line_bytes;
+  if (buffer_first) spec.parser.atom_hints = &hints;
+  const Pipeline::SourceId id = pipeline.AddSource(spec);
+  uint64_t offset = 0;
+  size_t lines = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    pipeline.Feed(id, std::string_view(text).substr(start, end - start), offset);
+    offset += end - start + 1;
+    start = end + 1;
+    if (++lines % 500 == 0) pipeline.Advance(0);
+  }
+  pipeline.Finish();
+  run.skipped = pipeline.quiet_lines_skipped();
+  run.changes = sink.text;
+  return run;
+}
+
+TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsingThem) {
+  const std::vector<std::string>& atoms = EmbeddedRules()->Atoms();
+  uint64_t skipped = 0, lines = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    const bool cri = seed % 2 == 0;
+    const std::string log = QuietLog(rng, atoms, cri);
+    // Odd seeds: a stream cap that recycles processes, a line cap that cuts some.
+    const size_t max_workers = seed % 4 == 1 ? 4 : 4096;
+    const size_t max_line_bytes = seed % 3 == 0 ? 300 : 1 << 20;
+    const PipelineRun oracle = RunPipeline(log, false, max_workers, max_line_bytes);
+    const PipelineRun fast = RunPipeline(log, true, max_workers, max_line_bytes);
+    const std::string what = "seed " + std::to_string(seed) + (cri ? " cri" : " plain");
+    EXPECT_EQ(oracle.changes, fast.changes) << what;
+    EXPECT_EQ(oracle.events.lines_read, fast.events.lines_read) << what;
+    EXPECT_EQ(oracle.events.bytes_read, fast.events.bytes_read) << what;
+    EXPECT_EQ(oracle.events.dropped, fast.events.dropped) << what;
+    EXPECT_EQ(oracle.events.guessed, fast.events.guessed) << what;
+    EXPECT_EQ(oracle.events.tracebacks, fast.events.tracebacks) << what;
+    EXPECT_EQ(oracle.events.rule_matches, fast.events.rule_matches) << what;
+    EXPECT_EQ(oracle.events.incidents_opened, fast.events.incidents_opened) << what;
+    EXPECT_EQ(oracle.events.incidents_updated, fast.events.incidents_updated) << what;
+    EXPECT_EQ(oracle.events.evicted, fast.events.evicted) << what;
+    EXPECT_EQ(oracle.skipped, 0u);
+    skipped += fast.skipped;
+    lines += oracle.events.lines_read;
+    if (HasFailure()) break;
+  }
+  // The skip path is what was tested: about a third of all lines took it
+  // (a stream cap of 4 recycles processes, one prefix holds an atom, the
+  // envelope is decided after 8 lines; without those, about half).
+  EXPECT_GT(skipped * 4, lines);
+}
+
+TEST(BufferFirstTest, QuietLogsReadInPiecesGiveTheSameAsThePerLinePath) {
+  const std::vector<std::string>& atoms = EmbeddedRules()->Atoms();
+  const std::string path = ::testing::TempDir() + "quiet_" + std::to_string(getpid()) + ".log";
+  for (uint32_t seed = 101; seed <= 110; ++seed) {
+    std::mt19937 rng(seed);
+    const bool cri = seed % 2 == 0;
+    {
+      std::ofstream out(path, std::ios::binary);
+      out << QuietLog(rng, atoms, cri);
+    }
+    const size_t max_workers = seed % 3 == 0 ? 4 : 4096;
+    const ReplayRun oracle = ReplayWith({path}, false, 1 << 20, max_workers);
+    for (size_t chunk : {size_t{1} << 20, size_t{4096}, size_t{333}}) {
+      ExpectSameRuns(oracle, ReplayWith({path}, true, chunk, max_workers),
                      "seed " + std::to_string(seed) + (cri ? " cri" : " plain") + " read " +
                          std::to_string(chunk) + " bytes at a time");
     }

@@ -44,6 +44,26 @@ TEST(BufferMatcherTest, ReportsTheEndOfEveryOccurrence) {
   EXPECT_EQ(Ends(matcher, ""), std::set<size_t>{});
 }
 
+TEST(BufferMatcherTest, TwoPartsOverlappingByTheLongestAtomLessOneFindEveryOccurrence) {
+  const std::vector<std::string> atoms = {"unknown sf transformation", "oom", "keyerror: '"};
+  BufferMatcher matcher(atoms);
+  ASSERT_TRUE(matcher.ok());
+  EXPECT_EQ(matcher.longest(), 25u);
+  const std::string text =
+      "x Unknown SF transformation oom KeyError: 'k' unknown sf transformationoom keyerror: '";
+  const std::set<size_t> whole = NaiveEnds(atoms, text);
+  BufferMatcher::Scratch scratch(matcher);
+  for (size_t cut = 0; cut <= text.size(); ++cut) {  // as replay splits a buffer at its probe
+    std::vector<size_t> ends;
+    ASSERT_TRUE(matcher.Search(std::string_view(text).substr(0, cut), &ends, &scratch));
+    const size_t from = cut - std::min(cut, matcher.longest() - 1);
+    const size_t before = ends.size();
+    ASSERT_TRUE(matcher.Search(std::string_view(text).substr(from), &ends, &scratch));
+    for (size_t i = before; i < ends.size(); ++i) ends[i] += from;
+    EXPECT_EQ(std::set<size_t>(ends.begin(), ends.end()), whole) << "cut at " << cut;
+  }
+}
+
 TEST(BufferMatcherTest, NoAtomsOrAnAtomWithANewlineIsNotOk) {
   EXPECT_FALSE(BufferMatcher({}).ok());
   EXPECT_FALSE(BufferMatcher({"a\nb"}).ok());

@@ -1,0 +1,145 @@
+#include "parse/quiet_line.h"
+
+#include <cstring>
+
+#include "parse/ansi.h"
+#include "parse/paste_wrappers.h"
+#include "parse/prefix.h"
+
+namespace fingerprintd::parse {
+namespace {
+
+// The header of an unprefixed plain-ASCII line, when it can have a bare shape.
+bool ParseBareHeader(std::string_view content, Header* header) {
+  return !content.empty() && content[0] >= 'a' && content[0] <= 'z' && IsPlainAscii(content) &&
+         ParseHeader(content, header) && !header->has_time && !header->has_worker &&
+         header->kind == HeaderKind::kNccl;
+}
+
+}  // namespace
+
+const std::vector<std::string>& QuietLineTriggers() {
+  static const std::vector<std::string> kTriggers = {
+      // The traceback assembler's idle state (traceback_lines.cc).
+      "traceback (most recent call last)",
+      "file \"",
+      "error",
+      "exception",
+      "warning",
+      "interrupt",
+      "exit",
+      // Rank learning (SourceParser: a `parallel_state` location).
+      "parallel_state",
+      // A tqdm bar glued before a header (AfterProgressBar).
+      "it/s]",
+      "s/it]",
+  };
+  return kTriggers;
+}
+
+std::vector<std::string> WithQuietLineTriggers(const std::vector<std::string>& atoms) {
+  std::vector<std::string> out = atoms;
+  out.insert(out.end(), QuietLineTriggers().begin(), QuietLineTriggers().end());
+  return out;
+}
+
+bool LearnLineShape(std::string_view content, const LogRecord& record, LineShape* out,
+                    std::string* scratch) {
+  if (record.kind != LineKind::kMessage || !record.headered || record.worker == nullptr ||
+      (record.level != Level::kInfo && record.level != Level::kDebug)) {
+    return false;
+  }
+  CleanFlags flags;
+  const std::string_view clean = CleanLine(content, scratch, &flags);
+  if (flags.binary || flags.invalid_utf8 || clean.empty()) return false;
+  const char first = clean[0];
+  if (first == '>' || first == '[' || (first >= '0' && first <= '9')) return false;
+  if (StripPasteWrappers(clean).size() != clean.size()) return false;
+  ProcessId id;
+  std::string_view key;
+  const size_t chain = ParsePrefixes(clean, &id, &key);
+  const std::string_view rest = clean.substr(chain);
+  if (rest.empty() || rest[0] < 'A' || rest[0] > 'Z') return false;
+  if (AfterProgressBar(rest).data() != rest.data()) return false;
+  Header header;
+  const bool bare = chain == 0 && ParseBareHeader(content, &header);
+  if (!bare && (!ParseHeader(rest, &header) || header.fixed_size == 0 || header.has_worker ||
+                (header.kind != HeaderKind::kVllm && header.kind != HeaderKind::kUvicorn))) {
+    return false;
+  }
+  // The record must be what these steps give, or they are not the parser's.
+  if (header.level != record.level || header.message != record.message ||
+      header.location != record.location) {
+    return false;
+  }
+  if (bare) {
+    out->bare = true;
+    out->head.clear();
+    out->chain_end = 0;
+    out->kind = header.kind;
+    out->level = header.level;
+    out->header_time = false;
+    out->worker = record.worker;
+    return true;
+  }
+  // The raw bytes of clean[0, want): escape sequences may sit in the chain
+  // only; from the header on, the bytes are the cleaned ones.
+  const size_t want = chain + header.fixed_size;
+  size_t i = 0, kept = 0, chain_end = 0;
+  while (kept < want && i < content.size()) {
+    const unsigned char c = static_cast<unsigned char>(content[i]);
+    if (c == 0x1b) {
+      if (kept >= chain) return false;
+      i += EscapeSequenceLength(content.substr(i));
+      continue;
+    }
+    if (c < 0x20 || c >= 0x7f || content[i] != clean[kept]) return false;
+    ++i;
+    if (++kept == chain) chain_end = i;
+  }
+  if (kept != want || !IsPlainAscii(content.substr(i))) return false;
+  const std::string_view head = content.substr(0, i);
+  // Each escape sequence, measured on the head alone, ends before its last
+  // byte, so what follows the head cannot change its length.
+  for (size_t j = 0; j < head.size();) {
+    if (head[j] != '\x1b') {
+      ++j;
+      continue;
+    }
+    const size_t len = EscapeSequenceLength(head.substr(j));
+    if (j + len >= head.size()) return false;
+    j += len;
+  }
+  std::string head_scratch;
+  CleanFlags head_flags;
+  if (CleanLine(head, &head_scratch, &head_flags) != clean.substr(0, want) || head_flags.binary ||
+      head_flags.invalid_utf8) {
+    return false;
+  }
+  out->bare = false;
+  out->head.assign(head.data(), head.size());
+  out->chain_end = chain > 0 ? chain_end : 0;
+  out->kind = header.kind;
+  out->level = header.level;
+  out->header_time = header.has_time;
+  out->worker = record.worker;
+  return true;
+}
+
+bool HasBareHeader(std::string_view content) {
+  Header header;
+  return ParseBareHeader(content, &header);
+}
+
+bool HasLineShape(std::string_view content, const LineShape& shape) {
+  if (shape.bare) {
+    Header header;
+    return ParseBareHeader(content, &header) && header.kind == shape.kind &&
+           header.level == shape.level;
+  }
+  const size_t n = shape.head.size();
+  return content.size() >= n && std::memcmp(content.data(), shape.head.data(), n) == 0 &&
+         IsPlainAscii(content.substr(n));
+}
+
+}  // namespace fingerprintd::parse

@@ -1,0 +1,347 @@
+#include "pipeline/quiet_lines.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "parse/ansi.h"
+#include "parse/header.h"
+#include "parse/paste_wrappers.h"
+#include "parse/time_util.h"
+
+namespace fingerprintd::pipeline {
+namespace {
+
+constexpr int64_t kMicrosPerSecond = 1'000'000;
+// A CRI header without a year takes the year, of the envelope's and its two
+// neighbours, that dates it closest to the envelope time. Candidates lie a
+// year apart, so a line whose envelope is within this of the template's
+// header time, on the same local day and zone, gets the template's time.
+constexpr int64_t kNearestYearMarginUs = 180LL * 86400 * kMicrosPerSecond;
+// Learning gives up for a while after this many failures in a row: a log of
+// lines that are never templates (no vLLM header) pays little for trying.
+constexpr int kLearnFailuresBeforeBackoff = 64;
+constexpr int kLearnBackoffLines = 64;
+
+// The envelope's local day, as the parser computes it for a header without a year.
+int64_t LocalDay(int64_t time_us, int32_t offset_s) {
+  const int64_t local_secs = time_us / kMicrosPerSecond + offset_s;
+  return local_secs / 86400 - (local_secs % 86400 < 0 ? 1 : 0);
+}
+
+uint64_t Word(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
+}  // namespace
+
+QuietLines::QuietLines(const parse::ParserOptions& options)
+    : hints_(options.atom_hints), max_line_bytes_(options.max_line_bytes) {
+  templates_.reserve(kTemplates);
+}
+
+// A CRI line the envelope decoder takes whole (`F`, no tags): its content
+// and time. Plain: the line.
+bool QuietLines::Content(std::string_view line, std::string_view* content, int64_t* time_us,
+                         int32_t* zone) const {
+  if (envelope_ == parse::Envelope::kPlain) {
+    *content = line;
+    return true;
+  }
+  const size_t pos = EnvelopeTime(line, time_us, zone);
+  if (pos == 0 || pos + 10 > line.size() || line[pos] != ' ') return false;
+  const std::string_view stream = line.substr(pos + 1, 7);
+  if ((stream != "stdout " && stream != "stderr ") || line[pos + 8] != 'F' ||
+      line[pos + 9] != ' ') {
+    return false;
+  }
+  *content = line.substr(pos + 10);
+  return true;
+}
+
+// parse::ParseRfc3339 for the common `YYYY-MM-DDTHH:MM:SS[.f]Z` of one day:
+// the day's bytes are compared with the last day seen, and the time of day
+// added to its midnight, as CivilToUnixMicros adds it (days * 86400 + h *
+// 3600 + m * 60 + s, then the microseconds). Anything else takes the full parse.
+size_t QuietLines::EnvelopeTime(std::string_view line, int64_t* time_us, int32_t* zone) const {
+  auto two = [&](size_t at, int32_t* v) {
+    const unsigned a = static_cast<unsigned char>(line[at]) - '0';
+    const unsigned b = static_cast<unsigned char>(line[at + 1]) - '0';
+    if (a > 9 || b > 9) return false;
+    *v = static_cast<int32_t>(a * 10 + b);
+    return true;
+  };
+  int32_t h, m, sec, micros = 0;
+  if (line.size() > 20 && line[10] == 'T' && line[13] == ':' && line[16] == ':' && two(11, &h) &&
+      two(14, &m) && two(17, &sec) && h <= 23 && m <= 59 && sec <= 60) {
+    size_t pos = 19;
+    if (line[pos] == '.') {
+      const size_t n = parse::ParseFraction(line, pos, &micros);
+      pos = n == 0 ? 0 : pos + n;
+    }
+    if (pos != 0 && pos < line.size() && line[pos] == 'Z') {
+      const int64_t of_day =
+          (static_cast<int64_t>(h) * 3600 + m * 60 + sec) * kMicrosPerSecond + micros;
+      if (!cri_day_valid_ || std::memcmp(line.data(), cri_day_, 10) != 0) {
+        int64_t t;
+        int32_t z;
+        if (parse::ParseRfc3339(line, &t, &z) == 0) return 0;
+        std::memcpy(cri_day_, line.data(), 10);
+        cri_day_valid_ = true;
+        cri_midnight_us_ = t - of_day;
+      }
+      *time_us = cri_midnight_us_ + of_day;
+      *zone = 0;
+      return pos + 1;
+    }
+  }
+  return parse::ParseRfc3339(line, time_us, zone);
+}
+
+bool QuietLines::Match(std::string_view line, Skip* out) {
+  if (templates_.empty() || line.size() > max_line_bytes_ || !hints_->covers_quiet_triggers() ||
+      !hints_->AtomFree(line)) {
+    return false;
+  }
+  std::string_view content;
+  int64_t envelope_time = 0;
+  int32_t zone = 0;
+  if (!Content(line, &content, &envelope_time, &zone)) return false;
+  auto fits = [&](const Template& t) {
+    if (t.shape.bare) return false;  // tried last: it parses the header
+    const std::string& head = t.shape.head;
+    if (content.size() < head.size()) return false;
+    if (head.size() >= 8 && (Word(content.data() + t.probe_at[0]) != t.probe[0] ||
+                             Word(content.data() + t.probe_at[1]) != t.probe[1])) {
+      return false;
+    }
+    return parse::HasLineShape(content, t.shape);
+  };
+  size_t hit = last_hit_;
+  if (!fits(templates_[hit])) {
+    hit = templates_.size();
+    for (size_t i = 0; i < templates_.size(); ++i) {
+      if (i != last_hit_ && fits(templates_[i])) {
+        hit = i;
+        break;
+      }
+    }
+    if (hit == templates_.size() && !content.empty() && content[0] >= 'a' && content[0] <= 'z') {
+      for (size_t i = 0; i < templates_.size(); ++i) {
+        if (templates_[i].shape.bare && parse::HasLineShape(content, templates_[i].shape)) {
+          hit = i;
+          break;
+        }
+      }
+    }
+    if (hit == templates_.size()) return false;
+    if (!templates_[hit].shape.bare) last_hit_ = hit;
+  }
+  const Template& t = templates_[hit];
+  out->tmpl = &t;
+  if (t.shape.header_time) {
+    if (t.cri && (zone != t.zone_offset_s || LocalDay(envelope_time, zone) != t.local_day ||
+                  std::abs(t.time_us - envelope_time) >= kNearestYearMarginUs)) {
+      return false;
+    }
+    out->timed = true;
+    out->time_us = t.time_us;
+  } else if (t.cri) {
+    out->timed = true;
+    out->time_us = envelope_time;
+  } else {
+    // The record takes its stream's or the source's last time: no later than
+    // the floor, so it moves nothing; with no time yet it would count a
+    // fallback instead.
+    if (!source_timed_) return false;
+    out->timed = false;
+    out->time_us = 0;
+  }
+  return true;
+}
+
+QuietLines::Behind& QuietLines::TimedFor(const WorkerInfo* worker) {
+  const uint32_t id = worker->id;
+  if (id >= timed_.size()) timed_.resize(id + 1);
+  Behind& b = timed_[id];
+  if (!b.active) timed_ids_.push_back(id);
+  b.active = true;
+  return b;
+}
+
+void QuietLines::Skipped(const Skip& skip, std::string_view line, uint64_t offset,
+                         uint64_t lines_before) {
+  behind_ = true;
+  Behind& b = skip.timed ? TimedFor(skip.tmpl->shape.worker) : untimed_;
+  b.active = true;
+  b.tmpl = skip.tmpl;
+  b.worker = skip.tmpl->shape.worker->id;
+  b.time_us = skip.time_us;
+  b.offset = offset;
+  b.lines_before = lines_before;
+  // A CRI line without a header time is dated by its own envelope.
+  b.use_copy = skip.tmpl->cri && !skip.tmpl->shape.header_time;
+  if (b.use_copy) b.copy.assign(line.data(), line.size());
+}
+
+bool QuietLines::MayDefer(std::string_view line, const WorkerInfo** worker) {
+  if (!behind_ || line.size() > max_line_bytes_ || !hints_->covers_quiet_triggers() ||
+      !hints_->AtomFree(line)) {
+    return false;
+  }
+  std::string_view content;
+  int64_t envelope_time = 0;
+  int32_t zone = 0;
+  if (!Content(line, &content, &envelope_time, &zone)) return false;
+  const Template* chain = nullptr;
+  for (const Template& t : templates_) {
+    const size_t n = t.shape.chain_end;
+    if ((chain == nullptr || n > chain->shape.chain_end) && content.size() > n &&
+        std::memcmp(content.data(), t.shape.head.data(), n) == 0) {
+      chain = &t;
+    }
+  }
+  if (chain == nullptr) return false;
+  // The parser sees the chain and then this text (printable ASCII, so as is):
+  // a header that dates the line (or a CRI envelope that does) and names no
+  // other process.
+  const std::string_view rest = content.substr(chain->shape.chain_end);
+  parse::Header header;
+  if (!parse::IsPlainAscii(rest) || !parse::ParseHeader(rest, &header) || header.has_worker ||
+      (header.kind != parse::HeaderKind::kVllm && header.kind != parse::HeaderKind::kUvicorn) ||
+      !(header.has_time || envelope_ == parse::Envelope::kCri)) {
+    return false;
+  }
+  *worker = chain->shape.worker;
+  return true;
+}
+
+void QuietLines::Parsed(std::string_view line, const WorkerInfo* worker, uint64_t offset,
+                        uint64_t lines_before, int64_t time_us) {
+  Fed(worker->id, time_us);
+  Behind& b = TimedFor(worker);
+  b.tmpl = nullptr;
+  b.worker = worker->id;
+  b.time_us = time_us;
+  b.offset = offset;
+  b.lines_before = lines_before;
+  b.use_copy = true;
+  b.copy.assign(line.data(), line.size());
+}
+
+bool QuietLines::LeavesTimes(std::string_view line) const {
+  return envelope_ == parse::Envelope::kPlain && parse::HasBareHeader(line) &&
+         parse::AfterProgressBar(line).data() == line.data();
+}
+
+void QuietLines::Unknown() {
+  if (!fed_known_ && rank_header_) return;
+  fed_time_.clear();
+  fed_source_time_ = kUnknown;
+  rank_header_ = true;
+  fed_known_ = false;
+}
+
+void QuietLines::Detach(const Template* tmpl) {
+  auto detach = [&](Behind& b) {
+    if (!b.active || b.use_copy || (tmpl != nullptr && b.tmpl != tmpl)) return;
+    b.copy = b.tmpl->line;
+    b.use_copy = true;
+    b.tmpl = nullptr;
+  };
+  for (uint32_t id : timed_ids_) detach(timed_[id]);
+  detach(untimed_);
+}
+
+bool QuietLines::WantsToLearn(std::string_view line) const {
+  if (learn_backoff_ > 0) {
+    --learn_backoff_;
+    return false;
+  }
+  return hints_->covers_quiet_triggers() && line.size() <= max_line_bytes_ &&
+         hints_->AtomFree(line);
+}
+
+bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const LogRecord& record,
+                       int guessed, TimeFallback fallback) {
+  auto failed = [&] {
+    if (++learn_failures_ >= kLearnFailuresBeforeBackoff) {
+      learn_failures_ = 0;
+      learn_backoff_ = kLearnBackoffLines;
+    }
+    return false;
+  };
+  if (guessed > 1 || (envelope != parse::Envelope::kPlain && envelope != parse::Envelope::kCri)) {
+    return failed();
+  }
+  if (envelope != envelope_) {  // decided (kAuto) after templates were learnt: start over
+    Detach();
+    templates_.clear();
+    envelope_ = envelope;
+  }
+  Template t;
+  std::string_view content;
+  int64_t envelope_time = 0;
+  int32_t zone = 0;
+  if (!Content(line, &content, &envelope_time, &zone) ||
+      !parse::LearnLineShape(content, record, &t.shape, &scratch_)) {
+    return failed();
+  }
+  learn_failures_ = 0;
+  t.line.assign(line.data(), line.size());
+  t.cri = envelope == parse::Envelope::kCri;
+  t.zone_offset_s = zone;
+  t.local_day = LocalDay(envelope_time, zone);
+  t.time_us = record.time_us;
+  t.guessed = guessed == 1;
+  t.fallback = fallback;
+  if (t.cri && t.shape.header_time && std::abs(t.time_us - envelope_time) >= kNearestYearMarginUs) {
+    return false;
+  }
+  const std::string& head = t.shape.head;
+  if (head.size() >= 8) {
+    t.probe_at[0] = t.shape.chain_end >= 8 ? t.shape.chain_end - 8 : 0;
+    t.probe_at[1] = head.size() - 8;
+    for (int i = 0; i < 2; ++i) t.probe[i] = Word(head.data() + t.probe_at[i]);
+  }
+  // What the parser has after this line: its time, when the line is dated.
+  if (t.shape.header_time || t.cri) {
+    source_timed_ = true;
+    Fed(t.shape.worker->id, t.time_us);
+  } else {
+    rank_header_ = false;
+  }
+  // The same process's template of the same kind is replaced (its second is
+  // over); else a free slot, else round robin.
+  size_t slot = templates_.size();
+  for (size_t i = 0; i < templates_.size(); ++i) {
+    const parse::LineShape& s = templates_[i].shape;
+    if (s.worker == t.shape.worker && s.kind == t.shape.kind && s.level == t.shape.level) {
+      slot = i;
+      break;
+    }
+  }
+  if (slot == templates_.size() && templates_.size() == kTemplates) {
+    slot = next_victim_;
+    next_victim_ = (next_victim_ + 1) % kTemplates;
+  }
+  if (slot == templates_.size()) {
+    templates_.push_back(std::move(t));
+  } else {
+    Detach(&templates_[slot]);
+    templates_[slot] = std::move(t);
+  }
+  last_hit_ = slot;
+  return true;
+}
+
+void QuietLines::Forget() {
+  Detach();
+  Unknown();
+  templates_.clear();
+  last_hit_ = 0;
+  next_victim_ = 0;
+}
+
+}  // namespace fingerprintd::pipeline

@@ -1,0 +1,217 @@
+// QuietLines: whole-line skipping for one source of buffer-first replay
+// (issue 15). Internal to the Pipeline.
+//
+// Most lines of a replayed log hold no atom, belong to no open traceback and
+// come from a process with nothing pending: the parser and the engine would
+// turn them into a record that changes nothing but counters and times. Such a
+// line is recognised from its bytes (parse/quiet_line.h): its content starts
+// with the raw head of a template (a line of the same process, level and
+// second that the parser did process) and the rest is plain ASCII without
+// any atom or trigger (the read buffer's search, parse::AtomHints). The
+// pipeline then only counts it, moves its event-time floor and ticks as the
+// record would have; the parser and the engine never see it.
+//
+//   Match(line)        -> the template it repeats, and the time its record gets
+//   Skipped(...)       -> remembered for the catch-up
+//   MayDefer(line)     -> a line about to be parsed needs no catch-up first
+//   Parsed(...)        -> ... and is remembered for the catch-up in turn
+//   CatchUp(feed)      -> before the parser next parses another line, or ends
+//   Learn(line, ...)   -> after a line the parser processed, when it may stand for others
+//
+// What a skipped line would have changed in the parser is its process's and
+// the source's last event time (the time of a later line without one) and
+// the rank-bearing header it follows (none after a prefixed or headered
+// line). CatchUp() restores exactly that: it re-feeds, with counters and
+// records muted, one line per process in the place of the last timed line
+// skipped for it, in line order, so the last one re-fed stands for the last
+// line skipped: the template line (a skippable line itself, so feeding it
+// changes nothing else), or a copy of the line when its envelope time is its
+// own. A line that is parsed while lines are skipped before it reads none of
+// those times when it is dated by its own header or envelope, names a known
+// process by a template's raw prefix chain and holds no atom or trigger
+// (MayDefer); it then joins the catch-up as a copy, in its place, so what it
+// set is not undone by lines re-fed for earlier ones.
+//
+// Most re-feeds would set what the parser already has: within one second
+// every process's last time is that second. So QuietLines follows what the
+// parser was last fed for each process (its time, when known) and re-feeds a
+// line only when that differs, then the newest one when the source's last
+// time would not be its time, and one at all when the parser's last line may
+// have named a rank in its header. A line parsed whose effect on those times
+// is not known (Unknown()) makes the next catch-up re-feed everything.
+//
+// Templates point at WorkerInfo objects of the parser: Forget() drops them
+// when a stream is recycled or the parser is replaced.
+//
+// Threading: single-threaded, owned by the pipeline's source.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline_events.h"
+#include "parse/atom_hints.h"
+#include "parse/quiet_line.h"
+
+namespace fingerprintd::pipeline {
+
+class QuietLines {
+ public:
+  static constexpr size_t kTemplates = 32;
+
+  struct Template {
+    parse::LineShape shape;
+    std::string line;  // the physical line the shape was learnt from
+    bool cri = false;
+    int32_t zone_offset_s = 0;  // CRI: the envelope's zone and local day
+    int64_t local_day = 0;
+    int64_t time_us = 0;  // header-timed: the time of every line of the shape
+    bool guessed = false;
+    TimeFallback fallback = TimeFallback::kYearFromClock;  // counted per line when guessed
+    size_t probe_at[2] = {0, 0};                           // two 8-byte words of the head,
+    uint64_t probe[2] = {0, 0};                            // compared before the whole head
+  };
+
+  // A line that may be skipped.
+  struct Skip {
+    const Template* tmpl = nullptr;
+    bool timed = false;  // its record has a time of its own (header or envelope)
+    int64_t time_us = 0;
+  };
+
+  explicit QuietLines(const parse::ParserOptions& options);
+
+  // Whether `line`'s bytes make it a quiet line; the caller still checks that
+  // the source holds nothing and that the engine is quiet for the worker.
+  bool Match(std::string_view line, Skip* out);
+  // `line` (starting at `offset`, with `lines_before` lines before it) was skipped.
+  void Skipped(const Skip& skip, std::string_view line, uint64_t offset, uint64_t lines_before);
+  // Lines were skipped since the last CatchUp().
+  bool behind() const { return behind_; }
+  // Whether lines may be skipped, deferred or learnt now: the current read
+  // buffer was searched (parse::AtomHints), or lines are behind.
+  bool active() const { return behind_ || hints_->searched(); }
+  // Calls feed(line, offset, lines_before) for the lines to re-feed, in order.
+  template <typename Feed>
+  void CatchUp(Feed&& feed);
+
+  // Whether `line`, about to be parsed, may be parsed before CatchUp(): see
+  // above. *worker is the process it names.
+  bool MayDefer(std::string_view line, const WorkerInfo** worker);
+  // A line MayDefer() allowed was parsed and dated `time_us`.
+  void Parsed(std::string_view line, const WorkerInfo* worker, uint64_t offset,
+              uint64_t lines_before, int64_t time_us);
+  // Whether `line`, about to be parsed, leaves the parser's times alone and
+  // names no rank: an unprefixed plain line with a bare shape's header.
+  bool LeavesTimes(std::string_view line) const;
+  // Such a line was parsed.
+  void ParsedWithoutTime() { rank_header_ = false; }
+  // Any other line was parsed, with effects on the times not followed.
+  void Unknown();
+
+  // Whether a line about to be processed may become a template (cheap).
+  bool WantsToLearn(std::string_view line) const;
+  // After the parser processed `line` into `record` alone, counting `guessed`
+  // time fallbacks (the last one `fallback`) and nothing else unusual.
+  // Returns true when it became a template (what the parser then has is known).
+  bool Learn(std::string_view line, parse::Envelope envelope, const LogRecord& record, int guessed,
+             TimeFallback fallback);
+  // Forgets every template (their WorkerInfo may describe another process).
+  void Forget();
+
+ private:
+  static constexpr int64_t kUnknown = INT64_MIN;
+
+  struct Behind {
+    bool active = false;
+    const Template* tmpl = nullptr;
+    uint32_t worker = 0;
+    int64_t time_us = 0;
+    uint64_t offset = 0, lines_before = 0;
+    std::string copy;  // the skipped line itself when its envelope time is its own
+    bool use_copy = false;
+  };
+
+  bool Content(std::string_view line, std::string_view* content, int64_t* time_us,
+               int32_t* zone) const;
+  size_t EnvelopeTime(std::string_view line, int64_t* time_us, int32_t* zone) const;
+  Behind& TimedFor(const WorkerInfo* worker);
+  // Entries pointing at `tmpl` (null: at any template), about to change,
+  // keep a copy of its line instead.
+  void Detach(const Template* tmpl = nullptr);
+
+  const parse::AtomHints* hints_;
+  const size_t max_line_bytes_;
+  parse::Envelope envelope_ = parse::Envelope::kAuto;
+  bool source_timed_ = false;  // some line had a time: untimed lines take it, no fallback
+  // EnvelopeTime(): the last UTC day seen and its midnight.
+  mutable char cri_day_[10] = {};
+  mutable bool cri_day_valid_ = false;
+  mutable int64_t cri_midnight_us_ = 0;
+  std::vector<Template> templates_;  // at most kTemplates, never reallocated
+  size_t last_hit_ = 0;
+  size_t next_victim_ = 0;
+  std::string scratch_;
+  int learn_failures_ = 0;
+  mutable int learn_backoff_ = 0;
+  // Catch-up: per worker id, the last timed line skipped; and the last untimed one.
+  std::vector<Behind> timed_;
+  std::vector<uint32_t> timed_ids_;
+  Behind untimed_;
+  bool behind_ = false;
+  // What the parser was last fed: each process's time and the source's, and
+  // whether the line may have named a rank in its header (SGLang, TRT-LLM).
+  std::vector<int64_t> fed_time_;
+  int64_t fed_source_time_ = kUnknown;
+  bool rank_header_ = true;
+  int64_t& FedTime(uint32_t id) {
+    if (id >= fed_time_.size()) fed_time_.resize(id + 1, kUnknown);
+    return fed_time_[id];
+  }
+  void Fed(uint32_t id, int64_t time_us) {
+    FedTime(id) = time_us;
+    fed_source_time_ = time_us;
+    rank_header_ = false;
+    fed_known_ = true;
+  }
+  bool fed_known_ = false;  // something above is known: Unknown() has work
+};
+
+template <typename Feed>
+void QuietLines::CatchUp(Feed&& feed) {
+  if (!behind_) return;
+  behind_ = false;
+  auto refeed = [&](const Behind& b) {
+    feed(std::string_view(b.use_copy ? b.copy : b.tmpl->line), b.offset, b.lines_before);
+    rank_header_ = false;
+  };
+  std::vector<const Behind*> order;
+  for (uint32_t id : timed_ids_) order.push_back(&timed_[id]);
+  std::sort(order.begin(), order.end(),
+            [](const Behind* a, const Behind* b) { return a->lines_before < b->lines_before; });
+  for (const Behind* b : order) {
+    if (FedTime(b->worker) == b->time_us) continue;
+    refeed(*b);
+    Fed(b->worker, b->time_us);
+  }
+  if (!order.empty() && fed_source_time_ != order.back()->time_us) {
+    refeed(*order.back());
+    Fed(order.back()->worker, order.back()->time_us);
+  }
+  if (rank_header_) {
+    if (!order.empty()) {
+      refeed(*order.back());
+    } else if (untimed_.active) {
+      refeed(untimed_);  // dated by the parser's own times: changes none
+    }
+  }
+  for (uint32_t id : timed_ids_) timed_[id].active = false;
+  timed_ids_.clear();
+  untimed_.active = false;
+}
+
+}  // namespace fingerprintd::pipeline

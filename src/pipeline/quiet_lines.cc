@@ -118,26 +118,25 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
     }
     return parse::HasLineShape(content, t.shape);
   };
-  size_t hit = last_hit_;
-  if (!fits(templates_[hit])) {
-    hit = templates_.size();
+  // Most recently hit first: the processes that write now.
+  size_t hit = templates_.size();
+  for (size_t k = 0; k < order_.size(); ++k) {
+    if (fits(templates_[order_[k]])) {
+      hit = order_[k];
+      std::rotate(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k),
+                  order_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+      break;
+    }
+  }
+  if (hit == templates_.size() && !content.empty() && content[0] >= 'a' && content[0] <= 'z') {
     for (size_t i = 0; i < templates_.size(); ++i) {
-      if (i != last_hit_ && fits(templates_[i])) {
+      if (templates_[i].shape.bare && parse::HasLineShape(content, templates_[i].shape)) {
         hit = i;
         break;
       }
     }
-    if (hit == templates_.size() && !content.empty() && content[0] >= 'a' && content[0] <= 'z') {
-      for (size_t i = 0; i < templates_.size(); ++i) {
-        if (templates_[i].shape.bare && parse::HasLineShape(content, templates_[i].shape)) {
-          hit = i;
-          break;
-        }
-      }
-    }
-    if (hit == templates_.size()) return false;
-    if (!templates_[hit].shape.bare) last_hit_ = hit;
   }
+  if (hit == templates_.size()) return false;
   const Template& t = templates_[hit];
   out->tmpl = &t;
   if (t.shape.header_time) {
@@ -278,6 +277,7 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
   if (envelope != envelope_) {  // decided (kAuto) after templates were learnt: start over
     Detach();
     templates_.clear();
+    order_.clear();
     envelope_ = envelope;
   }
   Template t;
@@ -332,7 +332,8 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
     Detach(&templates_[slot]);
     templates_[slot] = std::move(t);
   }
-  last_hit_ = slot;
+  std::erase(order_, static_cast<uint8_t>(slot));
+  if (!templates_[slot].shape.bare) order_.insert(order_.begin(), static_cast<uint8_t>(slot));
   return true;
 }
 
@@ -340,7 +341,7 @@ void QuietLines::Forget() {
   Detach();
   Unknown();
   templates_.clear();
-  last_hit_ = 0;
+  order_.clear();
   next_victim_ = 0;
 }
 

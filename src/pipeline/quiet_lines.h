@@ -153,7 +153,7 @@ class QuietLines {
   mutable bool cri_day_valid_ = false;
   mutable int64_t cri_midnight_us_ = 0;
   std::vector<Template> templates_;  // at most kTemplates, never reallocated
-  size_t last_hit_ = 0;
+  std::vector<uint8_t> order_;       // indices of templates_ but bare ones, most recently hit first
   size_t next_victim_ = 0;
   std::string scratch_;
   int learn_failures_ = 0;

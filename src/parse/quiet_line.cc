@@ -37,6 +37,20 @@ const std::vector<std::string>& QuietLineTriggers() {
   return kTriggers;
 }
 
+bool HoldsQuietTrigger(std::string_view text) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  for (const std::string& trigger : QuietLineTriggers()) {
+    if (text.size() < trigger.size()) continue;
+    for (size_t at = 0; at + trigger.size() <= text.size(); ++at) {
+      if (lower(text[at]) != trigger[0]) continue;
+      size_t i = 1;
+      while (i < trigger.size() && lower(text[at + i]) == trigger[i]) ++i;
+      if (i == trigger.size()) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<std::string> WithQuietLineTriggers(const std::vector<std::string>& atoms) {
   std::vector<std::string> out = atoms;
   out.insert(out.end(), QuietLineTriggers().begin(), QuietLineTriggers().end());

@@ -66,6 +66,10 @@ namespace fingerprintd::parse {
 // to be skipped; the read buffer is searched for them with the rule set's atoms.
 const std::vector<std::string>& QuietLineTriggers();
 
+// True if `text` holds one of QuietLineTriggers(), in any case. For a line the
+// buffer search saw an atom in, which may still be trigger-free.
+bool HoldsQuietTrigger(std::string_view text);
+
 // `atoms` followed by QuietLineTriggers(), for one whole-buffer search.
 std::vector<std::string> WithQuietLineTriggers(const std::vector<std::string>& atoms);
 

@@ -395,7 +395,9 @@ struct Pipeline::Impl {
                                 s.quiet->MayDefer(line, &deferred))) {
       CatchUp(s);
     }
-    if (offset != s.next.offset) s.parser->Seek(offset, s.next.line);
+    // Deferred, the parser's own position is still that of the last line it
+    // parsed: its record must carry this line's number and offset.
+    if (offset != s.next.offset || deferred != nullptr) s.parser->Seek(offset, s.next.line);
     s.next.offset = offset + line.size() + 1;
     ++s.next.line;
     s.fed_since_advance = true;

@@ -185,10 +185,10 @@ void QuietLines::Skipped(const Skip& skip, std::string_view line, uint64_t offse
 }
 
 bool QuietLines::MayDefer(std::string_view line, const WorkerInfo** worker) {
-  if (!behind_ || line.size() > max_line_bytes_ || !hints_->covers_quiet_triggers() ||
-      !hints_->AtomFree(line)) {
-    return false;
-  }
+  if (!behind_ || line.size() > max_line_bytes_ || !hints_->covers_quiet_triggers()) return false;
+  const bool cri = envelope_ == parse::Envelope::kCri;
+  const bool atom_free = hints_->AtomFree(line);
+  if (!atom_free && !cri) return false;  // see below
   std::string_view content;
   int64_t envelope_time = 0;
   int32_t zone = 0;
@@ -204,14 +204,25 @@ bool QuietLines::MayDefer(std::string_view line, const WorkerInfo** worker) {
   if (chain == nullptr) return false;
   // The parser sees the chain and then this text (printable ASCII, so as is):
   // a header that dates the line (or a CRI envelope that does) and names no
-  // other process.
+  // other process. In CRI an unprefixed NCCL line too (as for bare shapes:
+  // a lowercase first byte is no wrapper and no chain).
   const std::string_view rest = content.substr(chain->shape.chain_end);
   parse::Header header;
-  if (!parse::IsPlainAscii(rest) || !parse::ParseHeader(rest, &header) || header.has_worker ||
-      (header.kind != parse::HeaderKind::kVllm && header.kind != parse::HeaderKind::kUvicorn) ||
-      !(header.has_time || envelope_ == parse::Envelope::kCri)) {
+  if (!parse::IsPlainAscii(rest) || !parse::ParseHeader(rest, &header) || header.has_worker) {
     return false;
   }
+  const bool nccl = cri && header.kind == parse::HeaderKind::kNccl && chain->shape.chain_end == 0 &&
+                    rest[0] >= 'a' && rest[0] <= 'z';
+  if (!nccl &&
+      ((header.kind != parse::HeaderKind::kVllm && header.kind != parse::HeaderKind::kUvicorn) ||
+       !(header.has_time || cri))) {
+    return false;
+  }
+  // An atom makes the engine act, not the parser: only a trigger would leave
+  // the parser holding something. Looking for the triggers again in a line
+  // costs more than a plain source's catch-up spares (its NCCL lines, undated,
+  // are never deferred); CRI's catch-ups are dearer.
+  if (!atom_free && parse::HoldsQuietTrigger(line)) return false;
   *worker = chain->shape.worker;
   return true;
 }

@@ -28,9 +28,10 @@
 // changes nothing else), or a copy of the line when its envelope time is its
 // own. A line that is parsed while lines are skipped before it reads none of
 // those times when it is dated by its own header or envelope, names a known
-// process by a template's raw prefix chain and holds no atom or trigger
-// (MayDefer); it then joins the catch-up as a copy, in its place, so what it
-// set is not undone by lines re-fed for earlier ones.
+// process by a template's raw prefix chain and holds no trigger, so that the
+// parser holds nothing after it (MayDefer; an atom is the engine's business);
+// it then joins the catch-up as a copy, in its place, so what it set is not
+// undone by lines re-fed for earlier ones.
 //
 // Most re-feeds would set what the parser already has: within one second
 // every process's last time is that second. So QuietLines follows what the

@@ -274,7 +274,8 @@ std::string QuietLog(std::mt19937& rng, const std::vector<std::string>& atoms, b
              std::to_string(pick(9999)) + " - \"POST /v1/chat/completions HTTP/1.1\" 200 OK";
     } else if (kind < 920) {
       line = "host-a:27928:" + std::to_string(27928 + pick(60)) + " [" + std::to_string(pick(4)) +
-             "] NCCL INFO Channel 0" + std::to_string(pick(9)) + "/0 : 1[1] -> 2[2] via SHM";
+             "] NCCL INFO Channel 0" + std::to_string(pick(9)) + "/0 : 1[1] -> 2[2] via " +
+             (pick(3) == 0 ? atoms[pick(atoms.size())] : std::string("SHM"));
     } else if (kind < 940) {
       line = prefix + "DEBUG " + time + " [file.py:1] " + bodies[pick(bodies.size())];
     } else if (kind < 950) {

@@ -1,5 +1,6 @@
 #include "parse/quiet_line.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "parse/ansi.h"
@@ -38,14 +39,28 @@ const std::vector<std::string>& QuietLineTriggers() {
 }
 
 bool HoldsQuietTrigger(std::string_view text) {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-  for (const std::string& trigger : QuietLineTriggers()) {
-    if (text.size() < trigger.size()) continue;
-    for (size_t at = 0; at + trigger.size() <= text.size(); ++at) {
-      if (lower(text[at]) != trigger[0]) continue;
-      size_t i = 1;
-      while (i < trigger.size() && lower(text[at + i]) == trigger[i]) ++i;
-      if (i == trigger.size()) return true;
+  auto fold = [](char c) -> unsigned {
+    const unsigned u = static_cast<unsigned char>(c);
+    return u >= 'A' && u <= 'Z' ? u | 0x20 : u;
+  };
+  // The triggers' first two bytes, folded, as a 64 Ki-bit set: one probe per
+  // byte, and the triggers compared only where a pair starts one.
+  static const std::vector<uint64_t> kPairs = [&] {
+    std::vector<uint64_t> bits(1024, 0);
+    for (const std::string& t : QuietLineTriggers()) {
+      const unsigned key = fold(t[0]) << 8 | fold(t[1]);
+      bits[key >> 6] |= uint64_t{1} << (key & 63);
+    }
+    return bits;
+  }();
+  for (size_t at = 0; at + 1 < text.size(); ++at) {
+    const unsigned key = fold(text[at]) << 8 | fold(text[at + 1]);
+    if ((kPairs[key >> 6] >> (key & 63) & 1) == 0) continue;
+    for (const std::string& t : QuietLineTriggers()) {
+      if (at + t.size() > text.size()) continue;
+      size_t i = 0;
+      while (i < t.size() && fold(text[at + i]) == static_cast<unsigned char>(t[i])) ++i;
+      if (i == t.size()) return true;
     }
   }
   return false;

@@ -345,6 +345,29 @@ std::string QuietLog(std::mt19937& rng, const std::vector<std::string>& atoms, b
   return log;
 }
 
+TEST(BufferFirstTest, TriggersAreFoundInALineInAnyCaseAsANaiveSearchFindsThem) {
+  const std::vector<std::string>& triggers = parse::QuietLineTriggers();
+  std::mt19937 rng(15);
+  const std::string filler = "abc eRr xit Exi WARN in tr fi s/i /it] ( \" ";
+  for (int round = 0; round < 2000; ++round) {
+    std::string line;
+    while (line.size() < rng() % 120) line += filler[rng() % filler.size()];
+    if (rng() % 2 == 0) {
+      std::string t = triggers[rng() % triggers.size()];
+      for (char& c : t) {
+        if (rng() % 2 == 0 && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+      }
+      if (rng() % 3 == 0) t.pop_back();  // a trigger cut short is none
+      line.insert(rng() % (line.size() + 1), t);
+    }
+    std::string lowered = line;
+    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool naive = false;
+    for (const std::string& t : triggers) naive = naive || lowered.find(t) != std::string::npos;
+    EXPECT_EQ(parse::HoldsQuietTrigger(line), naive) << line;
+  }
+}
+
 struct PipelineRun {
   std::string changes;
   CountingEvents events;

@@ -473,7 +473,12 @@ struct Pipeline::Impl {
     for (auto& s : sources) {
       if (!s) continue;  // forgotten
       PruneReported(*s);
-      if (s->fed_since_advance) {
+      // A source restored from a checkpoint has a floor but no wall time of
+      // its last line (wall times are not saved): its quiet spell starts at
+      // the first Advance, not at the epoch, or its event time would jump
+      // decades ahead and close every restored incident before the lines a
+      // restarted daemon re-reads, or a shipper resends, arrive.
+      if (s->fed_since_advance || (s->last_line_wall == 0 && s->floor != kNoTime)) {
         s->last_line_wall = wall_now;
         s->fed_since_advance = false;
       }

@@ -130,6 +130,40 @@ TEST_P(CutAndRestoreTest, RestoringAtTheSafePositionAfterAnyLineGivesTheUncutInc
   }
 }
 
+// A live restart: the state was saved while rank 0's failure waited for
+// rank 1, and the restarted daemon advances its wall clock before the first
+// line is read again (a shipper that reconnects late, a slow start). Wall
+// times are not saved, so a restored source's quiet spell must start at that
+// first Advance; counted from the epoch, its event time jumped decades ahead
+// and closed the restored incident (window_over) before rank 1 arrived, and
+// the incident then made again from the re-read lines had the same id and
+// revision, which the JSONL sink wrote only once, so 2/2 was never written.
+TEST(LiveRestoreTest, ARestoredSourceQuietUntilItsFirstLineDoesNotCloseTheRestoredIncident) {
+  const auto streams = ReadStreams("vllm_tp2_unknown_sf.log");
+  const int64_t wall = 1'796'000'000'000'000;  // 2026-11-29, microseconds
+  Session before(streams);
+  for (size_t line = 0; line < 118; ++line) before.Feed(streams, 0, line);  // rank 0 failed
+  // Seconds of quiet on the wall clock: rank 0's traceback is decided and
+  // its hit reaches the correlator, which holds the incident at 1/2.
+  for (int64_t t = 0; t <= 8'000'000; t += 100'000) before.pipeline().Advance(wall + t);
+  const std::string state = before.pipeline().SaveState();
+
+  Session after(streams);
+  ASSERT_TRUE(after.pipeline().RestoreState(state).ok());
+  after.pipeline().Advance(wall + 20'000'000);
+  after.pipeline().Advance(wall + 20'100'000);
+  for (const auto& incident : after.sink().Sorted()) {
+    EXPECT_EQ(incident.closed, correlate::CloseReason::kNone)
+        << correlate::IncidentToJson(incident);
+  }
+  const size_t from = after.pipeline().NextPosition(after.id(0)).line;
+  for (size_t line = from; line < streams[0].lines.size(); ++line) after.Feed(streams, 0, line);
+  after.pipeline().Finish();
+  const auto incidents = after.sink().Sorted();
+  ASSERT_EQ(incidents.size(), 1u) << Jsonl(incidents);
+  EXPECT_EQ(incidents[0].affected, 2) << Jsonl(incidents);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, CutAndRestoreTest,
     ::testing::Values("vllm_tp2_unknown_sf.log", "vllm_tp4_unknown_sf.log", "vllm_tp2_cuda_oom.log",

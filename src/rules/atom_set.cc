@@ -3,9 +3,7 @@
 #include <algorithm>
 
 namespace fingerprintd::rules {
-namespace {
-
-RE2::Options AtomOptions(int64_t max_mem) {
+RE2::Options AtomSet::Options(int64_t max_mem) {
   RE2::Options options;
   options.set_case_sensitive(false);
   options.set_literal(true);
@@ -14,12 +12,10 @@ RE2::Options AtomOptions(int64_t max_mem) {
   return options;
 }
 
-}  // namespace
-
 std::atomic<uint64_t> AtomSet::fallback_count_{0};
 
 AtomSet::AtomSet(std::vector<std::string> atoms, int64_t max_mem)
-    : atoms_(std::move(atoms)), max_mem_(max_mem), set_(AtomOptions(max_mem), RE2::UNANCHORED) {}
+    : atoms_(std::move(atoms)), max_mem_(max_mem), set_(Options(max_mem), RE2::UNANCHORED) {}
 
 StatusOr<std::unique_ptr<AtomSet>> AtomSet::Compile(const std::vector<std::string>& atoms,
                                                     int64_t max_mem) {
@@ -57,7 +53,7 @@ void AtomSet::FindEachAtom(std::string_view text, std::vector<int>* found) const
   std::call_once(fallback_once_, [this] {
     fallback_.reserve(atoms_.size());
     for (const std::string& atom : atoms_) {
-      fallback_.push_back(std::make_unique<RE2>(atom, AtomOptions(max_mem_)));
+      fallback_.push_back(std::make_unique<RE2>(atom, Options(max_mem_)));
     }
   });
   found->clear();

@@ -48,6 +48,10 @@ class AtomSet {
   // `text`, in increasing order; returns !found->empty().
   bool Find(std::string_view text, std::vector<int>* found) const;
 
+  // The options of the set and of its per-atom fallbacks: case-insensitive
+  // literals within `max_mem` bytes, errors not logged.
+  static re2::RE2::Options Options(int64_t max_mem);
+
   // Lines for which the set ran out of memory and the atoms were searched
   // one by one, over every AtomSet of the process.
   static uint64_t FallbackCount();

@@ -113,6 +113,15 @@ TEST(BufferFirstTest, EveryFixtureAndExampleGivesTheSameIncidentsAndCountersAsTh
 }
 
 // A log with what the fast path must get right, from a seed.
+// One CRI record of `text`: a `P` of its first `cut` bytes and an `F` of the
+// rest, or a single `F` when cut is 0.
+void AppendCriRecord(std::string* log, const std::string& stamp, const std::string& stream,
+                     const std::string& text, size_t cut) {
+  const std::string head = stamp + " " + stream + " ";
+  if (cut > 0) *log += head + "P " + text.substr(0, cut) + "\n";
+  *log += head + "F " + text.substr(cut) + "\n";
+}
+
 std::string RandomLog(std::mt19937& rng, const std::vector<std::string>& atoms, bool cri) {
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   const std::vector<std::string> prefixes = {
@@ -179,14 +188,9 @@ std::string RandomLog(std::mt19937& rng, const std::vector<std::string>& atoms, 
     std::snprintf(stamp, sizeof(stamp), "2026-03-04T%02d:%02d:%02d.%06dZ", hour % 24, minute,
                   second, static_cast<int>(pick(999999)));
     const std::string stream = pick(3) == 0 ? "stderr" : "stdout";
-    if (line.size() > 8 && pick(4) == 0) {
-      // A CRI partial: the line cut anywhere, an atom possibly split between pieces.
-      const size_t cut = 1 + pick(line.size() - 1);
-      log += std::string(stamp) + " " + stream + " P " + line.substr(0, cut) + "\n";
-      log += std::string(stamp) + " " + stream + " F " + line.substr(cut) + "\n";
-    } else {
-      log += std::string(stamp) + " " + stream + " F " + line + "\n";
-    }
+    // A CRI partial: the line cut anywhere, an atom possibly split between pieces.
+    const size_t cut = line.size() > 8 && pick(4) == 0 ? 1 + pick(line.size() - 1) : 0;
+    AppendCriRecord(&log, stamp, stream, line, cut);
   }
   return log;
 }
@@ -333,12 +337,9 @@ std::string QuietLog(std::mt19937& rng, const std::vector<std::string>& atoms, b
       const std::string stream = pick(10) == 0 ? "stderr" : "stdout";
       if (pick(100) == 0) {
         log += "not an envelope " + piece + "\n";
-      } else if (piece.size() > 8 && pick(30) == 0) {
-        const size_t cut = 1 + pick(piece.size() - 1);
-        log += std::string(stamp) + " " + stream + " P " + piece.substr(0, cut) + "\n";
-        log += std::string(stamp) + " " + stream + " F " + piece.substr(cut) + "\n";
       } else {
-        log += std::string(stamp) + " " + stream + " F " + piece + "\n";
+        const size_t cut = piece.size() > 8 && pick(30) == 0 ? 1 + pick(piece.size() - 1) : 0;
+        AppendCriRecord(&log, stamp, stream, piece, cut);
       }
     }
   }

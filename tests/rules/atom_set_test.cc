@@ -28,19 +28,10 @@ using ::testing::IsEmpty;
 // the budget only holds states of the program's size.
 const std::vector<std::string> kSameAtomThousandTimes(1000, "abc");
 
-RE2::Options SetOptions(int64_t max_mem) {
-  RE2::Options options;
-  options.set_case_sensitive(false);
-  options.set_literal(true);
-  options.set_log_errors(false);
-  options.set_max_mem(max_mem);
-  return options;
-}
-
 // The smallest budget (in 5% steps from 1 KB) with which the set compiles.
 int64_t SmallestBudgetThatCompiles(const std::vector<std::string>& atoms) {
   for (int64_t mem = 1000; mem < (64 << 20); mem = mem * 21 / 20) {
-    RE2::Set set(SetOptions(mem), RE2::UNANCHORED);
+    RE2::Set set(AtomSet::Options(mem), RE2::UNANCHORED);
     for (const std::string& atom : atoms) set.Add(atom, nullptr);
     if (set.Compile()) return mem;
   }
@@ -52,7 +43,7 @@ TEST(Re2SetMemoryTest, ASetOutOfDfaMemoryAtMatchTimeReturnsFalseAsIfNothingMatch
   ASSERT_GT(tiny, 0);
   std::printf("RE2::Set of 1000 x \"abc\": compiles from %lld bytes\n",
               static_cast<long long>(tiny));
-  RE2::Set set(SetOptions(tiny), RE2::UNANCHORED);
+  RE2::Set set(AtomSet::Options(tiny), RE2::UNANCHORED);
   for (const std::string& atom : kSameAtomThousandTimes) set.Add(atom, nullptr);
   ASSERT_TRUE(set.Compile());
 
@@ -72,7 +63,7 @@ TEST(Re2SetMemoryTest, ASetOutOfDfaMemoryAtMatchTimeReturnsFalseAsIfNothingMatch
   EXPECT_EQ(error.kind, RE2::Set::kNoError);
 
   // With RE2's default budget (8 MiB) the same set finds every atom.
-  RE2::Set roomy(SetOptions(8 << 20), RE2::UNANCHORED);
+  RE2::Set roomy(AtomSet::Options(8 << 20), RE2::UNANCHORED);
   for (const std::string& atom : kSameAtomThousandTimes) roomy.Add(atom, nullptr);
   ASSERT_TRUE(roomy.Compile());
   EXPECT_TRUE(roomy.Match("xx ABC yy", &found));

@@ -47,6 +47,9 @@ enum class Evicted : uint8_t {
   kSocketStream,       // a connection's stream ended early, least recent first, at max_streams
   kDeployment,         // a deployment with no source left and no open incident (facts, workers)
   kPartialRecord,      // a CRI/Docker record whose last fragment did not come in time, handed on
+  kStageMatch,         // a rule's earlier-stage match older than its maxspan plus a day, forgotten
+  kPrefilterFallback,  // the prefilter's RE2::Set ran out of DFA memory; a line's atoms searched
+                       // one by one
   kCount
 };
 std::string_view EvictedName(Evicted what);  // "process_stream", "incident", "held_event", ...

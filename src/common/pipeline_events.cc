@@ -55,6 +55,10 @@ std::string_view EvictedName(Evicted what) {
       return "deployment";
     case Evicted::kPartialRecord:
       return "partial_record";
+    case Evicted::kStageMatch:
+      return "stage_match";
+    case Evicted::kPrefilterFallback:
+      return "prefilter_fallback";
     case Evicted::kCount:
       break;
   }

@@ -12,6 +12,7 @@
 #include "fingerprintd/pipeline.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <limits>
 #include <map>
@@ -22,6 +23,7 @@
 
 #include "correlate/correlator_state.h"
 #include "pipeline/quiet_lines.h"
+#include "rules/atom_set.h"
 
 namespace fingerprintd {
 namespace {
@@ -42,6 +44,19 @@ uint64_t SymptomLine(const rules::RuleHit& hit) {
     if (e.stage == symptom.id) return e.line;
   }
   return hit.stages.empty() ? 0 : hit.stages.back().line;
+}
+
+// The prefilter's RE2::Set counts the lines it had to search atom by atom
+// (out of DFA memory) process-wide (rules/atom_set.h); each is reported once,
+// as evictions_total{what="prefilter_fallback"}, by whichever pipeline ticks
+// first.
+void ReportPrefilterFallbacks(PipelineEvents& events) {
+  static std::atomic<uint64_t> reported{0};
+  const uint64_t now = rules::AtomSet::FallbackCount();
+  uint64_t before = reported.load(std::memory_order_relaxed);
+  while (before < now && !reported.compare_exchange_weak(before, now)) {
+  }
+  for (; before < now; ++before) events.StateEvicted(Evicted::kPrefilterFallback);
 }
 
 // The parser's events, for a source whose quiet lines may be skipped: what
@@ -444,6 +459,7 @@ struct Pipeline::Impl {
       s.parser->Tick(s.floor - s.spec.parser.traceback_timeout_us);
       s.engine->Tick(s.floor);
       s.engine->ForgetExpiredStages(s.floor);
+      ReportPrefilterFallbacks(events);
       if (s.quiet != nullptr) s.parser_quiet = ParserQuiet(s);
     }
     if (s.clocks.empty() || s.clocks.back().floor != s.floor ||

@@ -179,7 +179,10 @@ struct RuleEngine::Impl {
       for (RuleState& state : stream.rules) {
         const int64_t maxspan = rules->rules()[state.rule].maxspan_us + kStageClockSkewUs;
         for (std::optional<StageMatch>& m : state.stages) {
-          if (m && m->time_us != 0 && floor_us - m->time_us > maxspan) m.reset();
+          if (m && m->time_us != 0 && floor_us - m->time_us > maxspan) {
+            m.reset();
+            events.StateEvicted(Evicted::kStageMatch);
+          }
         }
       }
       std::erase_if(stream.rules, [](const RuleState& state) {

@@ -15,7 +15,11 @@
 #include <vector>
 
 #include "common/re2_limits.h"
+#include "fingerprintd/correlate.h"
+#include "fingerprintd/pipeline.h"
 #include "fingerprintd/rules.h"
+#include "testing/counting_events.h"
+#include "testing/replay_harness.h"
 
 namespace fingerprintd::rules {
 namespace {
@@ -88,6 +92,36 @@ TEST(AtomSetTest, ASetThatRunsOutOfMemorySearchesEachAtomAndCountsTheLine) {
   EXPECT_FALSE((*set)->Find("nothing here", &found));
   EXPECT_THAT(found, IsEmpty());
   EXPECT_EQ(AtomSet::FallbackCount(), before + 1);
+}
+
+// An operator sees the fallback on /metrics: the pipeline reports each
+// counted line once, at its next tick, as evictions_total{what="prefilter_fallback"}.
+TEST(AtomSetTest, EachFallbackIsReportedOnceByThePipelineAsAnEviction) {
+  testing::CountingEvents events;
+  correlate::LatestIncidents sink;
+  Pipeline pipeline(testing::EmbeddedRules(), Pipeline::Options(), events, sink);
+  SourceSpec spec;
+  spec.name = "0.log";
+  spec.deployment = "d";
+  spec.parser.current_year = 2026;
+  const Pipeline::SourceId id = pipeline.AddSource(spec);
+  auto feed = [&](const std::string& line) {
+    pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+  };
+  feed("INFO 11-30 12:00:00 [api_server.py:1] started");  // first tick: earlier fallbacks
+  const uint64_t reported_before = events.Evictions(Evicted::kPrefilterFallback);
+
+  const int64_t tiny = SmallestBudgetThatCompiles(kSameAtomThousandTimes);
+  ASSERT_GT(tiny, 0);
+  auto set = AtomSet::Compile(kSameAtomThousandTimes, tiny);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  std::vector<int> found;
+  ASSERT_TRUE((*set)->Find("xx ABC yy", &found));
+
+  feed("INFO 11-30 12:00:02 [api_server.py:1] two seconds on");  // the next tick
+  EXPECT_EQ(events.Evictions(Evicted::kPrefilterFallback), reported_before + 1);
+  feed("INFO 11-30 12:00:04 [api_server.py:1] and two more");
+  EXPECT_EQ(events.Evictions(Evicted::kPrefilterFallback), reported_before + 1);
 }
 
 TEST(AtomSetTest, AtomsAreFoundCaseInsensitivelyIncludingNonAsciiOnes) {

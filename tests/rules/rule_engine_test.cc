@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "fingerprintd/rules.h"
+#include "testing/counting_events.h"
 
 namespace fingerprintd::rules {
 namespace {
@@ -114,7 +115,7 @@ class RuleEngineTest : public ::testing::Test {
       {"/x/vllm/utils/deep_gemm.py", "transform_sf_into_required_layout"}};
   const std::string kSymptom = "Assertion error (layout.hpp:60): Unknown SF transformation";
 
-  NullPipelineEvents events_;
+  testing::CountingEvents events_;
   Hits hits_;
   RuleEngine engine_;
   WorkerInfo worker_;
@@ -324,6 +325,7 @@ TEST_F(RuleEngineTest, ExpiredStagesAreForgottenAndNoLongerNeeded) {
   // Within maxspan plus a day of clock skew it is kept: a symptom dated
   // behind the floor may still use it.
   engine_.ForgetExpiredStages(kT0 + 20 * 3600 * kSecond);
+  EXPECT_EQ(events_.Evictions(Evicted::kStageMatch), 0u);
   Traceback(kWeightPrep, kSymptom, kT0 + 5 * 60 * kSecond);
   engine_.Finish();
   ASSERT_EQ(hits_.hits.size(), 1u);
@@ -333,6 +335,7 @@ TEST_F(RuleEngineTest, ExpiredStagesAreForgottenAndNoLongerNeeded) {
 TEST_F(RuleEngineTest, AStageOlderThanMaxspanAndADayIsDropped) {
   Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
   engine_.ForgetExpiredStages(kT0 + 25 * 3600 * kSecond);
+  EXPECT_EQ(events_.Evictions(Evicted::kStageMatch), 1u);  // evictions_total{what="stage_match"}
   // The same symptom time as above: without the stage it is partial.
   Traceback(kWeightPrep, kSymptom, kT0 + 5 * 60 * kSecond);
   engine_.Finish();

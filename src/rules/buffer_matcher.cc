@@ -10,6 +10,23 @@
 
 namespace fingerprintd::rules {
 
+std::vector<std::string> BufferMatcher::Searched(const std::vector<std::string>& atoms) {
+  std::vector<std::string> out;
+  for (const std::string& atom : atoms) {
+    if (atom.empty() || atom.find('\n') != std::string::npos) return out;
+  }
+  for (size_t i = 0; i < atoms.size(); ++i) {
+    bool holds_another = false;
+    for (size_t j = 0; j < atoms.size() && !holds_another; ++j) {
+      // Another atom inside this one; of two equal atoms the first is kept.
+      holds_another = atoms[j].size() <= atoms[i].size() && (atoms[j] != atoms[i] || j < i) &&
+                      atoms[i].find(atoms[j]) != std::string::npos;
+    }
+    if (!holds_another) out.push_back(atoms[i]);
+  }
+  return out;
+}
+
 std::shared_ptr<const BufferMatcher> BufferMatcher::ForAtoms(
     const std::vector<std::string>& atoms) {
   static std::mutex mu;
@@ -35,14 +52,14 @@ int OnHyperscanMatch(unsigned int /*id*/, unsigned long long /*from*/, unsigned 
 
 }  // namespace
 
-BufferMatcher::BufferMatcher(const std::vector<std::string>& atoms) {
-  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
+BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms) {
+  const std::vector<std::string> atoms = Searched(all_atoms);
   if (atoms.empty()) return;
+  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
   std::vector<const char*> expressions;
   std::vector<size_t> lengths;
   std::vector<unsigned> flags, ids;
   for (size_t i = 0; i < atoms.size(); ++i) {
-    if (atoms[i].empty() || atoms[i].find('\n') != std::string::npos) return;
     expressions.push_back(atoms[i].data());
     lengths.push_back(atoms[i].size());
     flags.push_back(HS_FLAG_CASELESS);
@@ -87,12 +104,11 @@ bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends,
 
 #else  // !FINGERPRINTD_HAVE_HYPERSCAN
 
-BufferMatcher::BufferMatcher(const std::vector<std::string>& atoms) : scanner_(atoms) {
-  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
+BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms) {
+  const std::vector<std::string> atoms = Searched(all_atoms);
   if (atoms.empty()) return;
-  for (const std::string& atom : atoms) {
-    if (atom.empty() || atom.find('\n') != std::string::npos) return;
-  }
+  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
+  scanner_ = LiteralScanner(atoms);
   ok_ = true;
 }
 

@@ -1,6 +1,8 @@
 // BufferMatcher (Hyperscan, or the LiteralScanner without it) reports the end
-// of exactly the occurrences a naive case-insensitive search finds, over
-// whole buffers: at the edges, overlapping, in any case, many per buffer.
+// of exactly the occurrences of the searched atoms (those holding no other)
+// a naive case-insensitive search finds, over whole buffers: at the edges,
+// overlapping, in any case, many per buffer; and a text holds one of them
+// exactly when it holds any atom.
 #include "rules/buffer_matcher.h"
 
 #include <gtest/gtest.h>
@@ -87,7 +89,48 @@ TEST(BufferMatcherTest, AgreesWithANaiveSearchOnRandomBuffersWithThePacksAtoms) 
       }
       text.insert(rng() % (text.size() + 1), atom);
     }
-    ASSERT_EQ(Ends(matcher, text), NaiveEnds(atoms, text)) << "round " << round;
+    ASSERT_EQ(Ends(matcher, text), NaiveEnds(BufferMatcher::Searched(atoms), text))
+        << "round " << round;
+  }
+}
+
+TEST(BufferMatcherTest, OnlyAtomsHoldingNoOtherAreSearched) {
+  EXPECT_EQ(BufferMatcher::Searched({"error executing method", "error", "out of memory", "error",
+                                     "cuda out of memory", "oom"}),
+            (std::vector<std::string>{"error", "out of memory", "oom"}));
+  EXPECT_EQ(BufferMatcher::Searched({"a", ""}), std::vector<std::string>{});
+  EXPECT_EQ(BufferMatcher::Searched({"a\nb", "c"}), std::vector<std::string>{});
+  BufferMatcher matcher({"error executing method", "error", "exit"});
+  ASSERT_TRUE(matcher.ok());
+  EXPECT_EQ(matcher.longest(), 5u);
+}
+
+// What parse::AtomHints::AtomFree asks of the reported ends: no end inside
+// a text whenever the text holds an atom, whichever atoms were searched.
+TEST(BufferMatcherTest, ATextHoldingAnyOfThePacksAtomsHoldsAReportedEnd) {
+  const std::vector<std::string>& atoms = testing::EmbeddedRules()->Atoms();
+  BufferMatcher matcher(atoms);
+  ASSERT_TRUE(matcher.ok());
+  std::mt19937 rng(20261201);
+  const std::string alphabet = "abcdefgkmnorstuABCDEFKOS _[]()'\":.0123\n";
+  for (int round = 0; round < 100; ++round) {
+    std::string text(rng() % 2000, ' ');
+    for (char& c : text) c = alphabet[rng() % alphabet.size()];
+    for (int i = static_cast<int>(rng() % 10); i > 0; --i) {
+      text.insert(rng() % (text.size() + 1), atoms[rng() % atoms.size()]);
+    }
+    const std::set<size_t> ends = Ends(matcher, text);
+    for (int w = 0; w < 50; ++w) {
+      const size_t lo = rng() % (text.size() + 1);
+      const size_t hi = lo + rng() % (text.size() - lo + 1);
+      const std::string_view window = std::string_view(text).substr(lo, hi - lo);
+      const bool holds_atom = !NaiveEnds(atoms, window).empty();
+      auto end = ends.upper_bound(lo);
+      const bool end_inside = end != ends.end() && *end <= hi;
+      if (holds_atom) {
+        EXPECT_TRUE(end_inside) << "round " << round << " [" << lo << ", " << hi << ")";
+      }
+    }
   }
 }
 

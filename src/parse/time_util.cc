@@ -1,6 +1,7 @@
 #include "parse/time_util.h"
 
 #include <chrono>
+#include <cstring>
 
 namespace fingerprintd::parse {
 
@@ -46,6 +47,22 @@ bool PlausibleCivil(const CivilTime& t) {
 
 size_t ParseFraction(std::string_view text, size_t pos, int32_t* micros) {
   if (pos >= text.size() || (text[pos] != '.' && text[pos] != ',')) return 0;
+  // Nine digits (CRI's nanoseconds, on every line of a kubelet log): eight of
+  // them tested at once. A byte is a digit when its high nibble is 3 and so is
+  // that of the byte plus 6 (no carry crosses bytes whose high nibble is 3).
+  if (text.size() - pos >= 10) {
+    uint64_t w;
+    std::memcpy(&w, text.data() + pos + 1, sizeof(w));
+    constexpr uint64_t kHigh = 0xF0F0F0F0F0F0F0F0u;
+    const unsigned ninth = static_cast<unsigned char>(text[pos + 9]) - '0';
+    if (((w & kHigh) | (((w + 0x0606060606060606u) & kHigh) >> 4)) == 0x3333333333333333u &&
+        ninth <= 9) {
+      int32_t value = 0;
+      for (size_t k = 1; k <= 6; ++k) value = value * 10 + (text[pos + k] - '0');
+      *micros = value;
+      return 10;  // as below: at most nine digits are read
+    }
+  }
   size_t i = pos + 1;
   int32_t value = 0;
   int digits = 0;

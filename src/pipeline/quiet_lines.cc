@@ -64,6 +64,8 @@ bool QuietLines::Content(std::string_view line, std::string_view* content, int64
 // the day's bytes are compared with the last day seen, and the time of day
 // added to its midnight, as CivilToUnixMicros adds it (days * 86400 + h *
 // 3600 + m * 60 + s, then the microseconds). Anything else takes the full parse.
+// A line of the last minute seen (its first 17 bytes, `YYYY-MM-DDTHH:MM:`,
+// checked when that minute was) reads only its seconds and fraction.
 size_t QuietLines::EnvelopeTime(std::string_view line, int64_t* time_us, int32_t* zone) const {
   auto two = [&](size_t at, int32_t* v) {
     const unsigned a = static_cast<unsigned char>(line[at]) - '0';
@@ -72,17 +74,30 @@ size_t QuietLines::EnvelopeTime(std::string_view line, int64_t* time_us, int32_t
     *v = static_cast<int32_t>(a * 10 + b);
     return true;
   };
-  int32_t h, m, sec, micros = 0;
-  if (line.size() > 20 && line[10] == 'T' && line[13] == ':' && line[16] == ':' && two(11, &h) &&
-      two(14, &m) && two(17, &sec) && h <= 23 && m <= 59 && sec <= 60) {
+  // The seconds, fraction and `Z` from byte 17 on: the end of the time, or 0.
+  auto seconds = [&](int32_t* sec, int32_t* micros) -> size_t {
+    if (!two(17, sec) || *sec > 60) return 0;
     size_t pos = 19;
     if (line[pos] == '.') {
-      const size_t n = parse::ParseFraction(line, pos, &micros);
+      const size_t n = parse::ParseFraction(line, pos, micros);
       pos = n == 0 ? 0 : pos + n;
     }
-    if (pos != 0 && pos < line.size() && line[pos] == 'Z') {
-      const int64_t of_day =
-          (static_cast<int64_t>(h) * 3600 + m * 60 + sec) * kMicrosPerSecond + micros;
+    return pos != 0 && pos < line.size() && line[pos] == 'Z' ? pos : 0;
+  };
+  int32_t h, m, sec, micros = 0;
+  if (line.size() > 20 && cri_minute_valid_ &&
+      std::memcmp(line.data(), cri_minute_, sizeof(cri_minute_)) == 0) {
+    if (const size_t pos = seconds(&sec, &micros); pos != 0) {
+      *time_us = cri_minute_us_ + static_cast<int64_t>(sec) * kMicrosPerSecond + micros;
+      *zone = 0;
+      return pos + 1;
+    }
+  }
+  if (line.size() > 20 && line[10] == 'T' && line[13] == ':' && line[16] == ':' && two(11, &h) &&
+      two(14, &m) && h <= 23 && m <= 59) {
+    if (const size_t pos = seconds(&sec, &micros); pos != 0) {
+      const int64_t of_minute = (static_cast<int64_t>(h) * 3600 + m * 60) * kMicrosPerSecond;
+      const int64_t of_day = of_minute + static_cast<int64_t>(sec) * kMicrosPerSecond + micros;
       if (!cri_day_valid_ || std::memcmp(line.data(), cri_day_, 10) != 0) {
         int64_t t;
         int32_t z;
@@ -91,6 +106,9 @@ size_t QuietLines::EnvelopeTime(std::string_view line, int64_t* time_us, int32_t
         cri_day_valid_ = true;
         cri_midnight_us_ = t - of_day;
       }
+      std::memcpy(cri_minute_, line.data(), sizeof(cri_minute_));
+      cri_minute_valid_ = true;
+      cri_minute_us_ = cri_midnight_us_ + of_minute;
       *time_us = cri_midnight_us_ + of_day;
       *zone = 0;
       return pos + 1;

@@ -153,6 +153,10 @@ class QuietLines {
   mutable char cri_day_[10] = {};
   mutable bool cri_day_valid_ = false;
   mutable int64_t cri_midnight_us_ = 0;
+  // ... and the last minute seen (`YYYY-MM-DDTHH:MM:`) and its first microsecond.
+  mutable char cri_minute_[17] = {};
+  mutable bool cri_minute_valid_ = false;
+  mutable int64_t cri_minute_us_ = 0;
   std::vector<Template> templates_;  // at most kTemplates, never reallocated
   std::vector<uint8_t> order_;       // indices of templates_ but bare ones, most recently hit first
   size_t next_victim_ = 0;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <random>
+#include <string>
 
 #include "fingerprintd/correlate.h"
 
@@ -63,6 +65,41 @@ TEST(TimeUtilTest, YearlessTimeTakesTheLatestYearNotAfterTheLimit) {
 TEST(TimeUtilTest, DayPastTheMonthsEndCarriesIntoTheNextMonth) {
   EXPECT_EQ(DaysFromCivil(2025, 2, 29), DaysFromCivil(2025, 3, 1));
   EXPECT_EQ(DaysFromCivil(2024, 2, 31), DaysFromCivil(2024, 3, 2));
+}
+
+// ParseFraction reads nine digits at once (CRI's nanoseconds): it must give
+// what reading them one by one gives, for any bytes around them.
+TEST(TimeUtilTest, FractionOfNineDigitsReadAtOnceAgreesWithReadingDigitByDigit) {
+  auto naive = [](std::string_view text, size_t pos, int32_t* micros) -> size_t {
+    if (pos >= text.size() || (text[pos] != '.' && text[pos] != ',')) return 0;
+    size_t i = pos + 1;
+    int32_t value = 0;
+    int digits = 0;
+    for (; i < text.size() && digits < 9 && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+      if (digits < 6) value = value * 10 + (text[i] - '0');
+    }
+    if (digits == 0) return 0;
+    for (int k = digits; k < 6; ++k) value *= 10;
+    *micros = value;
+    return i - pos;
+  };
+  std::mt19937 rng(20261130);
+  const std::string alphabet = "0123456789.,Z :\x2f\x3a\xf9\xff";  // digits and their neighbours
+  for (int round = 0; round < 20000; ++round) {
+    std::string text(rng() % 14, '0');
+    for (char& c : text)
+      c = rng() % 4 ? static_cast<char>('0' + rng() % 10) : alphabet[rng() % alphabet.size()];
+    if (!text.empty() && rng() % 2) text[0] = '.';
+    int32_t fast = -1, slow = -1;
+    ASSERT_EQ(ParseFraction(text, 0, &fast), naive(text, 0, &slow)) << text;
+    ASSERT_EQ(fast, slow) << text;
+  }
+  int32_t micros = 0;
+  EXPECT_EQ(ParseFraction(".123456789Z", 0, &micros), 10u);
+  EXPECT_EQ(micros, 123456);
+  EXPECT_EQ(ParseFraction(".1234567890", 0, &micros), 10u);
+  EXPECT_EQ(ParseFraction(".12345678:9", 0, &micros), 9u);
+  EXPECT_EQ(micros, 123456);
 }
 
 }  // namespace

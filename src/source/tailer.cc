@@ -93,6 +93,10 @@ int InflateIfHeadMatches(const std::string& path, const FileIdentity& identity) 
   return fd;
 }
 
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
 std::string RealPath(const std::string& path) {
   char buf[PATH_MAX];
   if (::realpath(path.c_str(), buf) == nullptr) return path;
@@ -135,7 +139,8 @@ struct Tailer::OpenFile {
   // File offset where a checkpoint's piece ended when it was switched away
   // from (its successor's base): a resumed piece is read up to there only.
   uint64_t end_limit = UINT64_MAX;
-  uint64_t last_size = 0;  // size at the last check
+  uint64_t last_size = 0;     // size at the last check
+  int64_t last_mtime_ns = 0;  // modification time at the last check
   // The line being assembled: bytes since its start, up to the cap.
   std::string partial;
   uint64_t line_start = 0;  // file offset of its first byte
@@ -194,6 +199,7 @@ std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
   }
   file->identity = *id;
   file->last_size = static_cast<uint64_t>(st.st_size);
+  file->last_mtime_ns = MtimeNs(st);
   return file;
 }
 
@@ -217,14 +223,18 @@ std::unique_ptr<Tailer::OpenFile> Tailer::FindPiece(const std::string& path,
 }
 
 std::unique_ptr<Tailer::OpenFile> Tailer::FindByHead(const std::string& path,
-                                                     const FileIdentity& identity) {
+                                                     const FileIdentity& identity,
+                                                     uint64_t min_size) {
   if (identity.head_bytes == 0) return nullptr;  // nothing to recognise it by
-  const std::string prefix = std::filesystem::path(path).filename().string() + ".";
+  const std::string name = std::filesystem::path(path).filename().string();
   std::error_code ec;
   std::vector<std::string> candidates;
   for (std::filesystem::directory_iterator it(DirName(path), ec), end; !ec && it != end;
        it.increment(ec)) {
-    if (it->path().filename().string().starts_with(prefix)) {
+    // `0.log.1`, `0.log.20260104-143410.gz` (kubelet, logrotate), `0.log-20260104` (dateext)
+    const std::string candidate = it->path().filename().string();
+    if (candidate.size() > name.size() + 1 && candidate.starts_with(name) &&
+        (candidate[name.size()] == '.' || candidate[name.size()] == '-')) {
       candidates.push_back(it->path().string());
     }
   }
@@ -241,10 +251,12 @@ std::unique_ptr<Tailer::OpenFile> Tailer::FindByHead(const std::string& path,
       if (!id.ok()) continue;
       file->identity = *id;
       file->last_size = static_cast<uint64_t>(::lseek(fd, 0, SEEK_END));
+      if (file->last_size < min_size) continue;
       return file;
     }
     auto file = OpenPath(candidate);
-    if (!file) continue;
+    if (!file || file->last_size < min_size) continue;
+    if (open_inodes_.count({file->identity.device, file->identity.inode})) continue;
     std::string head;
     if (ReadHead(file->fd, identity.head_bytes, &head) && HeadMatches(head, identity)) return file;
   }
@@ -252,10 +264,10 @@ std::unique_ptr<Tailer::OpenFile> Tailer::FindByHead(const std::string& path,
 }
 
 void Tailer::Remember(Stream& stream, const OpenFile& file) {
-  if (!stream.history.empty() && stream.history.back().base == file.base &&
-      stream.history.back().identity.device == file.identity.device &&
-      stream.history.back().identity.inode == file.identity.inode) {
-    stream.history.back().identity = file.identity;  // extended head
+  if (!stream.history.empty() && stream.history.back().base == file.base) {
+    // The same piece: its head extended, or its copytruncate copy (which
+    // holds all of it) now read in its place; or a piece left empty.
+    stream.history.back().identity = file.identity;
     return;
   }
   stream.history.push_back(FilePiece{file.identity, file.base});
@@ -292,6 +304,35 @@ void Tailer::SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next) {
   stream.seen_file = true;
   Remember(stream, *stream.current);
   ++stats_.files_opened;
+}
+
+bool Tailer::ReadRestFromCopy(Stream& stream) {
+  OpenFile& truncated = *stream.current;
+  std::unique_ptr<OpenFile> copy =
+      FindByHead(stream.path, truncated.identity, truncated.read_offset);
+  if (!copy) return false;
+  // The copy takes the truncated file's place at the same stream offsets,
+  // with the line being assembled; it is read to the size it had when found.
+  copy->base = truncated.base;
+  copy->read_offset = truncated.read_offset;
+  copy->end_limit = copy->last_size;
+  copy->partial = std::move(truncated.partial);
+  copy->line_start = truncated.line_start;
+  copy->in_line = truncated.in_line;
+  copy->skipping = truncated.skipping;
+  copy->line_since_us = truncated.line_since_us;
+  // The truncated file follows it from byte 0, where the copy ends.
+  truncated.partial.clear();
+  truncated.in_line = false;
+  truncated.skipping = false;
+  truncated.read_offset = 0;
+  truncated.base_known = false;
+  if (auto id = ReadIdentity(truncated.fd); id.ok()) truncated.identity = *id;
+  open_inodes_[{copy->identity.device, copy->identity.inode}] = stream.path;
+  stream.queued.push_front(std::move(stream.current));
+  stream.current = std::move(copy);
+  Remember(stream, *stream.current);
+  return true;
 }
 
 void Tailer::Resume(Stream& stream, const StreamCheckpoint& checkpoint) {
@@ -467,20 +508,29 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
     struct stat st;
     if (::fstat(file->fd, &st) == 0) {
       uint64_t size = static_cast<uint64_t>(st.st_size);
+      const int64_t mtime_ns = MtimeNs(st);
       bool truncated = size < file->read_offset;
-      if (!truncated && size != file->last_size && file->identity.head_bytes > 0) {
+      // Written since the last check (a truncated file written back to the
+      // same size changed its mtime): the head tells whether it is the same.
+      if (!truncated && (size != file->last_size || mtime_ns != file->last_mtime_ns) &&
+          file->identity.head_bytes > 0) {
         truncated = !IsSameFile(file->fd, file->identity);
       }
       file->last_size = size;
+      file->last_mtime_ns = mtime_ns;
       if (truncated) {
-        FlushPartial(stream, *file);
         ++stats_.truncations;
         events_.FileTruncated();
-        file->base += file->read_offset;
-        file->read_offset = 0;
-        if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;
-        Remember(stream, *file);
+        const bool from_copy = ReadRestFromCopy(stream);
+        if (!from_copy) {
+          FlushPartial(stream, *file);
+          file->base += file->read_offset;
+          file->read_offset = 0;
+          if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;
+          Remember(stream, *file);
+        }
         client_.OnSwitched(stream.path, true);
+        if (from_copy) continue;  // the copy is current now, the truncated file next
       } else if (file->identity.head_bytes < kHeadBytes && size > file->identity.head_bytes) {
         if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;  // extend the head
         Remember(stream, *file);

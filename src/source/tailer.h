@@ -26,8 +26,15 @@
 // What is checked, in this order, for a stream when it is polled (after its
 // open file was read to its end):
 //   1. The open file shrank below the read offset, or its head changed:
-//      copytruncate. The partial line is flushed, reading restarts at byte 0
-//      with base += old offset; FileTruncated() is counted.
+//      copytruncate; FileTruncated() is counted. What was written before the
+//      truncation but not read yet (the daemon was catching up after a
+//      restart, or reading a busy file in budgeted slices) is in the copy:
+//      a sibling (see below) whose head is the old head and which is at
+//      least as long as what was read. The copy is read on from the same
+//      offset to its end, and the truncated file from byte 0 follows with
+//      base = old base + the copy's size. Without a copy (a plain
+//      truncation), the partial line is flushed and reading restarts at
+//      byte 0 with base += old offset: what was not read is lost.
 //   2. The path now names another file (rename+create, kubelet rotation
 //      `0.log -> 0.log.<ts>`, a symlink swapped to a new target): the old file
 //      was already read to its end; its partial line is flushed and the new
@@ -56,8 +63,9 @@
 // rule may still need for its maxspan (30 min), so the piece holding it may
 // since have been rotated several times, copied away by copytruncate, or
 // gzipped by the kubelet. A piece no longer found by device + inode is looked
-// for by content among the path's siblings named `<file name>.*` (`0.log.1`,
-// `0.log.20260104-143410.gz`): the first whose first head_bytes hash to the
+// for by content among the path's siblings named `<file name>.*` or
+// `<file name>-*` (`0.log.1`, `0.log.20260104-143410.gz`, logrotate's
+// `0.log-20260104`): the first whose first head_bytes hash to the
 // piece's head, a `.gz` read through zlib into an anonymous memory file (up
 // to 256 MiB inflated). Only a piece deleted outright is lost
 // (checkpoint_pieces_missing); the stream then goes on from the next one.
@@ -214,7 +222,15 @@ class Tailer {
   void SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next);
   std::unique_ptr<OpenFile> OpenPath(const std::string& path);
   std::unique_ptr<OpenFile> FindPiece(const std::string& path, const FileIdentity& identity);
-  std::unique_ptr<OpenFile> FindByHead(const std::string& path, const FileIdentity& identity);
+  // A sibling `<name>.*` or `<name>-*` of `path` (not open as another stream)
+  // whose first bytes are `identity`'s head and which holds at least
+  // `min_size` bytes; a `.gz` is inflated into memory.
+  std::unique_ptr<OpenFile> FindByHead(const std::string& path, const FileIdentity& identity,
+                                       uint64_t min_size = 0);
+  // Copytruncate seen on the stream's current file: when its copy is found,
+  // the copy becomes current (read from the same offset to its end) and the
+  // truncated file its successor; false when there is no copy.
+  bool ReadRestFromCopy(Stream& stream);
   void Remember(Stream& stream, const OpenFile& file);
   void WatchStream(Stream& stream);
 

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -365,22 +366,99 @@ TEST_F(TailerTest, ACheckpointWhoseFileIsGoneStartsTheNewFileFromItsBeginning) {
 // The pipeline's safe offset lags behind what was read (start-up lines a rule
 // may still need), so a checkpoint can point into a file that copytruncate
 // has since emptied: the restart reads those lines from the copy (found by
-// its head), up to where the truncation was seen, then the live file.
+// its head), to the copy's end, then the live file.
 TEST_F(TailerTest, ACheckpointBehindACopytruncateRereadsItsLinesFromTheCopy) {
   Append("0.log", "a1\na2\n");
   RunThenCheckpoint("0.log", "0.log", 3, [&] {
     fs::copy_file(Path("0.log"), Path("0.log.1"));
-    Append("0.log.1", "a3\n");  // written between the copy's read and the truncation
+    Append("0.log.1", "a3\n");  // written after the last read, before the truncation
     fs::resize_file(Path("0.log"), 0);
     Append("0.log", "b1\n");
   });
   Append("0.log", "b2\n");
   auto tailer = Restart("0.log");
-  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1", "b2"));
-  ASSERT_EQ(client_.lines.size(), 3u);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3", "b1", "b2"));
+  ASSERT_EQ(client_.lines.size(), 4u);
   EXPECT_EQ(client_.lines[0].offset, 3u);
-  EXPECT_EQ(client_.lines[1].offset, 6u);
+  EXPECT_EQ(client_.lines[2].offset, 9u);
   EXPECT_EQ(tailer->stats().checkpoint_pieces_missing, 0u);
+}
+
+// A file truncated and written back to the size it had when last read: the
+// size alone cannot tell, its modification time and head do.
+TEST_F(TailerTest, ATruncatedFileWrittenBackToTheSameSizeIsSeenByItsMtime) {
+  Append("0.log", "a1\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  const auto read_at = fs::last_write_time(Path("0.log"));
+  fs::resize_file(Path("0.log"), 0);
+  Append("0.log", "b1\n");
+  fs::last_write_time(Path("0.log"), read_at + std::chrono::seconds(1));
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "b1"));
+  EXPECT_EQ(events_.truncations, 1u);
+}
+
+// Lines written after the last read and then copied away by copytruncate are
+// read from the copy before the truncated file goes on: a busy file read in
+// budgeted slices, or a poll that came late.
+TEST_F(TailerTest, CopytruncateOfLinesNotReadYetReadsThemFromTheCopy) {
+  Append("0.log", "a1\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  Append("0.log", "a2\na3 partial");  // not read yet
+  fs::copy_file(Path("0.log"), Path("0.log.1"));
+  fs::resize_file(Path("0.log"), 0);
+  Append("0.log", "b1 new\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "a3 partial", "b1 new"));
+  ASSERT_EQ(client_.lines.size(), 4u);
+  EXPECT_EQ(client_.lines[2].offset, 6u);
+  EXPECT_EQ(client_.lines[3].offset, 16u);  // after the copy's 16 bytes
+  EXPECT_EQ(events_.truncations, 1u);
+  // A checkpoint taken now names the copy for the old piece.
+  std::vector<FilePiece> pieces = tailer->PiecesFor(Path("0.log"), 3);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].base, 0u);
+  EXPECT_EQ(pieces[1].base, 16u);
+}
+
+// The soak's case: after a restart the catch-up still reads the pieces the
+// checkpoint named (slowly: 3 bytes per poll here) when the live file is
+// copied and truncated. Its lines are read from the copy, none lost.
+TEST_F(TailerTest, ACopytruncateWhileARestartStillCatchesUpLosesNothing) {
+  Append("0.log", "a1\na2\n");
+  RunThenCheckpoint("0.log", "0.log", 3, [&] {
+    fs::rename(Path("0.log"), Path("0.log.1"));
+    Append("0.log", "b1\n");
+  });
+  Append("0.log", "b2\n");  // while stopped
+  options_.max_read_per_call = 3;
+  auto tailer = Restart("0.log");
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2"));
+  fs::copy_file(Path("0.log"), Path("0.log.2"));
+  fs::resize_file(Path("0.log"), 0);
+  Append("0.log", "c1\n");
+  for (int i = 0; i < 10; ++i) tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1", "b2", "c1"));
+  ASSERT_EQ(client_.lines.size(), 4u);
+  EXPECT_EQ(client_.lines[1].offset, 6u);
+  EXPECT_EQ(client_.lines[3].offset, 12u);
+  EXPECT_EQ(tailer->stats().truncations, 1u);
+}
+
+// A plain truncation (no copy beside it) goes on at byte 0 of the file, as
+// before; a sibling with another head is not taken for its copy.
+TEST_F(TailerTest, ATruncationWithoutACopyIsNotReadFromAnotherSibling) {
+  Append("0.log", "a1\n");
+  Append("0.log.1", "older piece\nolder line\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  fs::resize_file(Path("0.log"), 0);
+  Append("0.log", "b1 new\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "b1 new"));
+  EXPECT_EQ(client_.lines[1].offset, 3u);
 }
 
 TEST_F(TailerTest, ACheckpointInAPieceTheKubeletGzippedSinceIsReadFromTheGz) {
@@ -473,9 +551,10 @@ TEST(GlobTest, DoubleStarAndTheKubeletLayout) {
 // copytruncate rotations, deletions, restarts from a checkpoint (with a
 // rotation while stopped: one rotation while stopped is recovered, two are
 // not) and polls, against the list of lines written. Every line must be read
-// once, in order. Copytruncate and deletion are only done
-// after a poll, since bytes written after the last read and then truncated
-// away are lost by the nature of copytruncate.
+// once, in order. Copytruncate happens at any time when it leaves a copy
+// (`app.log.copyN`, as logrotate does), only after a poll when it does not:
+// bytes truncated away before they were read and copied nowhere are lost.
+// Deletion is only done after a poll.
 class TailerModelTest : public TailerTest, public ::testing::WithParamInterface<uint32_t> {};
 
 TEST_P(TailerModelTest, EveryLineWrittenIsReadOnceInOrder) {
@@ -488,9 +567,21 @@ TEST_P(TailerModelTest, EveryLineWrittenIsReadOnceInOrder) {
   std::vector<std::string> expected;
   std::vector<std::string> read;
   std::string pending_fragment;  // second half of a line written in two parts
-  int line_no = 0, rotations = 0;
+  int line_no = 0, rotations = 0, copies = 0;
   auto tailer = MakeTailer("app.log");
   tailer->Rescan(now_);
+  // The tailer knows a copy by the head it saw: a file still empty when it
+  // last looked has none, so its copy cannot be told from other siblings.
+  bool head_seen = false;
+  auto note_head = [&] {
+    head_seen = !tailer->Streams().empty() && fs::exists(Path("app.log")) &&
+                fs::file_size(Path("app.log")) > 0;
+  };
+  auto poll = [&] {
+    tailer->Poll(now_);
+    note_head();
+  };
+  note_head();
   auto collect = [&] {
     for (const auto& l : client_.lines) read.push_back(l.text);
     client_.lines.clear();
@@ -521,28 +612,37 @@ TEST_P(TailerModelTest, EveryLineWrittenIsReadOnceInOrder) {
       polled_since_write = false;
     } else if (op < 75) {
       tailer->Rescan(now_);
-      tailer->Poll(now_);
+      poll();
       polled_since_write = true;
     } else if (op < 83) {  // rename + create, polled before the next rotation
       finish_line();
       tailer->Rescan(now_);  // the daemon's inotify has seen the file by now
-      tailer->Poll(now_);
+      poll();
       if (fs::exists(Path("app.log"))) {
         fs::rename(Path("app.log"), Path("app.log." + std::to_string(++rotations)));
       }
       if (pick(2) == 0) Append("app.log", "");
-      tailer->Poll(now_);
+      poll();
       polled_since_write = true;
-    } else if (op < 88 && polled_since_write && pending_fragment.empty()) {  // copytruncate
-      tailer->Poll(now_);
-      if (fs::exists(Path("app.log"))) fs::resize_file(Path("app.log"), 0);
+    } else if (op < 88 && pending_fragment.empty() && (head_seen || polled_since_write)) {
+      // copytruncate
+      if (fs::exists(Path("app.log"))) {
+        if (head_seen && (!polled_since_write || pick(2) == 0)) {
+          // logrotate's copy: what was not read yet is read from it
+          fs::copy_file(Path("app.log"), Path("app.log.copy" + std::to_string(++copies)));
+        } else {
+          poll();  // no copy: what was not read would be lost
+        }
+        fs::resize_file(Path("app.log"), 0);
+        head_seen = false;
+      }
     } else if (op < 92 && polled_since_write && pending_fragment.empty()) {  // delete
-      tailer->Poll(now_);
+      poll();
       fs::remove(Path("app.log"));
-      tailer->Poll(now_);
+      poll();
     } else if (op < 100) {  // restart from a checkpoint of everything consumed
       tailer->Rescan(now_);
-      tailer->Poll(now_);  // the daemon has seen the file events before it checkpoints
+      poll();  // the daemon has seen the file events before it checkpoints
       std::string stream = Path("app.log");
       uint64_t next = tailer->NextOffset(stream);
       if (!tailer->Streams().empty()) {
@@ -557,10 +657,11 @@ TEST_P(TailerModelTest, EveryLineWrittenIsReadOnceInOrder) {
       }
       tailer = MakeTailer("app.log", /*start_at_end=*/true);
       tailer->Rescan(now_);
+      note_head();
     }
   }
   finish_line();
-  tailer->Poll(now_);
+  poll();
   tailer->Rescan(now_);
   collect();
   for (size_t i = 0; i < std::min(read.size(), expected.size()); ++i) {

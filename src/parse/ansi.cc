@@ -3,6 +3,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define FINGERPRINTD_AVX2_DISPATCH 1
+#endif
 
 #include <cstdint>
 #include <cstring>
@@ -37,10 +41,36 @@ bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 }  // namespace
 
+#ifdef FINGERPRINTD_AVX2_DISPATCH
+namespace {
+
+// IsPlainAscii for n >= 32 on a CPU with AVX2 (chosen at run time: the build
+// targets plain x86-64): 32 bytes per test instead of 16. Quiet lines
+// (pipeline/quiet_lines.h) check the whole rest of every line with it.
+__attribute__((target("avx2"))) bool IsPlainAsciiAvx2(const char* p, size_t n) {
+  const __m256i low = _mm256_set1_epi8(0x1f);
+  const __m256i high = _mm256_set1_epi8(0x7f);
+  size_t i = 0;
+  while (true) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const __m256i plain = _mm256_and_si256(_mm256_cmpgt_epi8(x, low), _mm256_cmpgt_epi8(high, x));
+    if (_mm256_movemask_epi8(plain) != -1) return false;
+    if (i + 32 == n) return true;
+    i = i + 64 <= n ? i + 32 : n - 32;  // the tail, overlapping
+  }
+}
+
+}  // namespace
+#endif
+
 bool IsPlainAscii(std::string_view text) {
   const char* p = text.data();
   const size_t n = text.size();
   size_t i = 0;
+#ifdef FINGERPRINTD_AVX2_DISPATCH
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (n >= 32 && avx2) return IsPlainAsciiAvx2(p, n);
+#endif
 #if defined(__SSE2__)
   if (n >= 16) {
     // As signed bytes, exactly the printable ones are > 0x1f and < 0x7f.

@@ -141,8 +141,8 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
   for (size_t k = 0; k < order_.size(); ++k) {
     if (fits(templates_[order_[k]])) {
       hit = order_[k];
-      std::rotate(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k),
-                  order_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+      for (size_t j = k; j > 0; --j) order_[j] = order_[j - 1];  // to the front
+      order_[0] = static_cast<uint8_t>(hit);
       break;
     }
   }
@@ -330,7 +330,19 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
   }
   const std::string& head = t.shape.head;
   if (head.size() >= 8) {
-    t.probe_at[0] = t.shape.chain_end >= 8 ? t.shape.chain_end - 8 : 0;
+    // The chain's last visible bytes (`TP1 pid=42)`, before the colour reset
+    // and the space every chain ends with) tell one process from another; the
+    // head's last ones, the second.
+    size_t visible_end = 0;
+    for (size_t i = 0; i < t.shape.chain_end;) {
+      if (head[i] == '\x1b') {
+        i += parse::EscapeSequenceLength(std::string_view(head).substr(i));
+        continue;
+      }
+      if (head[i] != ' ') visible_end = i + 1;
+      ++i;
+    }
+    t.probe_at[0] = visible_end >= 8 ? visible_end - 8 : 0;
     t.probe_at[1] = head.size() - 8;
     for (int i = 0; i < 2; ++i) t.probe[i] = Word(head.data() + t.probe_at[i]);
   }

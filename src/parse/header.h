@@ -33,6 +33,8 @@
 #include <string_view>
 
 #include "fingerprintd/log_record.h"
+#include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline_events.h"
 #include "parse/prefix.h"
 #include "parse/time_util.h"
 
@@ -78,5 +80,12 @@ struct Header {
 // Parses a header at the start of `line`. Returns false (and leaves *out with
 // message == line) when there is none.
 bool ParseHeader(std::string_view line, Header* out);
+
+// The time of a header without a year (`t.year == 0`) when no envelope
+// gives one: from ParserOptions::mtime_us and what follows it there, at
+// `offset` seconds east of UTC. *fallback is what it counts. The one
+// computation of the parser and of quiet-line re-timing (pipeline/quiet_lines.h).
+int64_t GuessedHeaderTime(const ParserOptions& options, const CivilTime& t, int32_t offset,
+                          TimeFallback* fallback);
 
 }  // namespace fingerprintd::parse

@@ -157,9 +157,6 @@ struct SourceParser::Impl {
   WorkerInfo* Recycle(const ProcessId& id);
   static void IndexKey(std::string_view name, int32_t pid, std::string_view ip, std::string* out);
   int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec);
-  // The year of a header without one, when no envelope gives it; which
-  // fallback that was in *fallback.
-  int64_t GuessYear(const CivilTime& t, int32_t offset, TimeFallback* fallback) const;
   void LearnRank(WorkerInfo* worker, std::string_view message);
 
   const uint32_t source_id;
@@ -407,36 +404,9 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
   guess_cache.valid = true;
   guess_cache.t = t;
   guess_cache.offset = offset;
-  guess_cache.result = GuessYear(t, offset, &guess_cache.fallback);
+  guess_cache.result = GuessedHeaderTime(options, t, offset, &guess_cache.fallback);
   events.TimeGuessed(guess_cache.fallback);
   return guess_cache.result;
-}
-
-int64_t SourceParser::Impl::GuessYear(const CivilTime& t, int32_t offset,
-                                      TimeFallback* fallback_out) const {
-  // No year anywhere: the latest year that does not date the line after
-  // `limit`, the last moment it can have been written (ParserOptions::mtime_us).
-  // The widest zone offset is allowed on top, since the header's zone is
-  // often unknown: a wrong hour beats a wrong year.
-  constexpr int64_t kZoneSlackUs = 14LL * 3600 * kMicrosPerSecond;
-  int64_t limit = 0;
-  TimeFallback fallback = TimeFallback::kYearFromClock;
-  if (options.mtime_us > 0) {
-    limit = options.mtime_us + kZoneSlackUs;
-    fallback = TimeFallback::kYearFromMtime;
-  } else if (options.mtime_year > 0) {
-    const CivilTime year_end{0, 12, 31, 23, 59, 59, 999'999};
-    limit = CivilToUnixMicros(year_end, options.mtime_year, offset);
-    if (options.now_us > 0 && options.now_us + kZoneSlackUs < limit) {
-      limit = options.now_us + kZoneSlackUs;
-    }
-    fallback = TimeFallback::kYearFromMtime;
-  } else if (options.now_us > 0) {
-    limit = options.now_us + kZoneSlackUs;
-  }
-  *fallback_out = fallback;
-  if (limit == 0) return CivilToUnixMicros(t, options.current_year, offset);
-  return LatestNotAfter(t, limit, offset);
 }
 
 void SourceParser::Impl::LearnRank(WorkerInfo* worker, std::string_view message) {

@@ -37,7 +37,7 @@ uint64_t Word(const char* p) {
 }  // namespace
 
 QuietLines::QuietLines(const parse::ParserOptions& options)
-    : hints_(options.atom_hints), max_line_bytes_(options.max_line_bytes) {
+    : options_(options), hints_(options.atom_hints), max_line_bytes_(options.max_line_bytes) {
   templates_.reserve(kTemplates);
 }
 
@@ -154,8 +154,9 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
       }
     }
   }
-  if (hit == templates_.size()) return false;
-  const Template& t = templates_[hit];
+  const Template* found = hit < templates_.size() ? &templates_[hit] : Retime(line, content);
+  if (found == nullptr) return false;
+  const Template& t = *found;
   out->tmpl = &t;
   if (t.shape.header_time) {
     if (t.cri && (zone != t.zone_offset_s || LocalDay(envelope_time, zone) != t.local_day ||
@@ -328,24 +329,7 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
   if (t.cri && t.shape.header_time && std::abs(t.time_us - envelope_time) >= kNearestYearMarginUs) {
     return false;
   }
-  const std::string& head = t.shape.head;
-  if (head.size() >= 8) {
-    // The chain's last visible bytes (`TP1 pid=42)`, before the colour reset
-    // and the space every chain ends with) tell one process from another; the
-    // head's last ones, the second.
-    size_t visible_end = 0;
-    for (size_t i = 0; i < t.shape.chain_end;) {
-      if (head[i] == '\x1b') {
-        i += parse::EscapeSequenceLength(std::string_view(head).substr(i));
-        continue;
-      }
-      if (head[i] != ' ') visible_end = i + 1;
-      ++i;
-    }
-    t.probe_at[0] = visible_end >= 8 ? visible_end - 8 : 0;
-    t.probe_at[1] = head.size() - 8;
-    for (int i = 0; i < 2; ++i) t.probe[i] = Word(head.data() + t.probe_at[i]);
-  }
+  SetProbes(&t);
   // What the parser has after this line: its time, when the line is dated.
   if (t.shape.header_time || t.cri) {
     source_timed_ = true;
@@ -367,6 +351,11 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
     slot = next_victim_;
     next_victim_ = (next_victim_ + 1) % kTemplates;
   }
+  Place(slot, std::move(t));
+  return true;
+}
+
+void QuietLines::Place(size_t slot, Template&& t) {
   if (slot == templates_.size()) {
     templates_.push_back(std::move(t));
   } else {
@@ -375,7 +364,96 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
   }
   std::erase(order_, static_cast<uint8_t>(slot));
   if (!templates_[slot].shape.bare) order_.insert(order_.begin(), static_cast<uint8_t>(slot));
-  return true;
+}
+
+void QuietLines::SetProbes(Template* tp) {
+  Template& t = *tp;
+  const std::string& head = t.shape.head;
+  if (head.size() >= 8) {
+    // The chain's last visible bytes (`TP1 pid=42)`, before the colour reset
+    // and the space every chain ends with) tell one process from another; the
+    // head's last ones, the second.
+    size_t visible_end = 0;
+    for (size_t i = 0; i < t.shape.chain_end;) {
+      if (head[i] == '\x1b') {
+        i += parse::EscapeSequenceLength(std::string_view(head).substr(i));
+        continue;
+      }
+      if (head[i] != ' ') visible_end = i + 1;
+      ++i;
+    }
+    t.probe_at[0] = visible_end >= 8 ? visible_end - 8 : 0;
+    t.probe_at[1] = head.size() - 8;
+    for (int i = 0; i < 2; ++i) t.probe[i] = Word(head.data() + t.probe_at[i]);
+  }
+}
+
+// A line of a known process in a new second would be parsed and learnt
+// (thousands of instructions) only to give a template that differs from
+// the process's last one in the header's time. Instead, for a plain source:
+// the line's raw chain is a template's (so CleanLine, the paste wrappers
+// and the prefix parse give what they gave it, as in parse/quiet_line.h),
+// followed by the same level word, the rest is printable ASCII, and ParseHeader of
+// that rest, the parser's own call on the same bytes, gives a vLLM header
+// of the template's kind and level with a time and no worker. Its time is
+// then what SourceParser gives a header without an envelope: the header's
+// year, else GuessedHeaderTime with the parser's options, counting the
+// same fallback. The line becomes the template of its second (the old one
+// is replaced, as Learn replaces it), without the parser: what the parser
+// was last fed is unchanged, and the catch-up re-feeds this very line.
+const QuietLines::Template* QuietLines::Retime(std::string_view line, std::string_view content) {
+  if (envelope_ != parse::Envelope::kPlain) return nullptr;
+  const Template* chain = nullptr;
+  for (const Template& t : templates_) {
+    const size_t n = t.shape.chain_end;
+    if (!t.shape.bare && (chain == nullptr || n > chain->shape.chain_end) && content.size() > n &&
+        std::memcmp(content.data(), t.shape.head.data(), n) == 0) {
+      chain = &t;
+    }
+  }
+  if (chain == nullptr) return nullptr;
+  const size_t chain_end = chain->shape.chain_end;
+  const std::string_view rest = content.substr(chain_end);
+  parse::Header header;
+  if (rest[0] < 'A' || rest[0] > 'Z' || !parse::IsPlainAscii(rest) ||
+      !parse::ParseHeader(rest, &header) || header.kind != parse::HeaderKind::kVllm ||
+      !header.has_time || header.has_worker || header.fixed_size == 0) {
+    return nullptr;
+  }
+  size_t slot = templates_.size();
+  for (size_t i = 0; i < templates_.size(); ++i) {
+    const Template& t = templates_[i];
+    if (!t.shape.bare && !t.cri && t.shape.header_time && t.shape.chain_end == chain_end &&
+        t.shape.kind == header.kind && t.shape.level == header.level &&
+        std::memcmp(t.shape.head.data(), chain->shape.head.data(), chain_end) == 0) {
+      slot = i;
+      break;
+    }
+  }
+  if (slot == templates_.size()) return nullptr;
+  // The same level word too, byte for byte, so the prefix parse stops where it did.
+  const std::string& old_head = templates_[slot].shape.head;
+  const size_t word_end = old_head.find(' ', chain_end);
+  if (word_end == std::string::npos || word_end >= chain_end + header.fixed_size ||
+      std::memcmp(content.data() + chain_end, old_head.data() + chain_end, word_end - chain_end) !=
+          0) {
+    return nullptr;
+  }
+  Template n = templates_[slot];
+  n.shape.head.assign(content.data(), chain_end + header.fixed_size);
+  n.line.assign(line.data(), line.size());
+  if (header.time.year != 0) {
+    n.time_us =
+        parse::CivilToUnixMicros(header.time, header.time.year, options_.local_utc_offset_s);
+    n.guessed = false;
+  } else {
+    n.time_us =
+        parse::GuessedHeaderTime(options_, header.time, options_.local_utc_offset_s, &n.fallback);
+    n.guessed = true;
+  }
+  SetProbes(&n);
+  Place(slot, std::move(n));
+  return &templates_[slot];
 }
 
 void QuietLines::Forget() {

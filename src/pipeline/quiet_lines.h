@@ -11,7 +11,9 @@
 // pipeline then only counts it, moves its event-time floor and ticks as the
 // record would have; the parser and the engine never see it.
 //
-//   Match(line)        -> the template it repeats, and the time its record gets
+//   Match(line)        -> the template it repeats, and the time its record gets;
+//                         in a plain source, a line of a known process in a
+//                         new second re-times that process's template (Retime)
 //   Skipped(...)       -> remembered for the catch-up
 //   MayDefer(line)     -> a line about to be parsed needs no catch-up first
 //   Parsed(...)        -> ... and is remembered for the catch-up in turn
@@ -145,6 +147,14 @@ class QuietLines {
   // keep a copy of its line instead.
   void Detach(const Template* tmpl = nullptr);
 
+  // A header-timed template of a plain source standing for `content` but for
+  // its time (another second of the same process): see Retime in the .cc.
+  const Template* Retime(std::string_view line, std::string_view content);
+  static void SetProbes(Template* t);
+  // Puts `t` in `slot` (templates_.size(): a new one) and first in order_.
+  void Place(size_t slot, Template&& t);
+
+  const parse::ParserOptions options_;  // the parser's: its header times
   const parse::AtomHints* hints_;
   const size_t max_line_bytes_;
   parse::Envelope envelope_ = parse::Envelope::kAuto;

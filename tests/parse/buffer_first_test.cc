@@ -378,7 +378,8 @@ struct PipelineRun {
 // `text` through one Pipeline as replay feeds it, the whole text one read
 // buffer: searched for the atoms and quiet-line triggers (buffer-first) or not.
 PipelineRun RunPipeline(const std::string& text, bool buffer_first, size_t max_workers,
-                        size_t max_line_bytes) {
+                        size_t max_line_bytes,
+                        int64_t mtime_us = 1'772'700'000'000'000 /* 2026-03-05 */) {
   std::shared_ptr<const rules::RuleSet> rule_set = EmbeddedRules();
   std::shared_ptr<const rules::BufferMatcher> matcher =
       rules::BufferMatcher::ForAtoms(parse::WithQuietLineTriggers(rule_set->Atoms()));
@@ -395,7 +396,7 @@ PipelineRun RunPipeline(const std::string& text, bool buffer_first, size_t max_w
   spec.name = "quiet.log";
   spec.deployment = "quiet";
   spec.parser.current_year = 2026;
-  spec.parser.mtime_us = 1'772'700'000'000'000;  // 2026-03-05: headers' year from the mtime
+  spec.parser.mtime_us = mtime_us;  // headers' year from the mtime
   spec.parser.max_workers = max_workers;
   spec.parser.max_line_bytes = max_line_bytes;
   if (buffer_first) spec.parser.atom_hints = &hints;
@@ -448,6 +449,73 @@ TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsin
   // (a stream cap of 4 recycles processes, one prefix holds an atom, the
   // envelope is decided after 8 lines; without those, about half).
   EXPECT_GT(skipped * 4, lines);
+}
+
+// Lines of a process in a new second are re-timed from its template without
+// the parser (pipeline/quiet_lines.h, Retime): their year, guessed from the
+// mtime, must be the parser's, also where it flips to the year before within
+// one minute (the mtime plus 14 h of zone slack falls inside the log), across
+// midnight, and with headers that carry a year or a fraction. Raw exception
+// lines without a header take the parser's last times, which the re-timed
+// lines set, into the incidents.
+TEST(BufferFirstTest, RetimedLinesGetTheParsersYearAcrossTheMtimeLimitAndMidnight) {
+  const std::vector<std::string> prefixes = {"\x1b[0;36m(APIServer pid=1)\x1b[0;0m ",
+                                             "(Worker_TP0 pid=11) ", "(Worker_TP1 pid=12) ", ""};
+  // 2026-03-04 10:00:30 UTC less the 14 h slack: headers after 03-04 10:00:30 are last year's.
+  const int64_t mtime_us = (1'772'618'430LL - 14 * 3600) * 1'000'000;
+  uint64_t skipped = 0;
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+    const bool midnight = seed % 2 == 0;
+    int day = midnight ? 3 : 4, hour = midnight ? 23 : 9, minute = midnight ? 59 : 59,
+        second = static_cast<int>(pick(40));
+    std::string log;
+    for (int i = 0; i < 3000; ++i) {
+      if (pick(4) == 0 && ++second == 60) {
+        second = 0;
+        if (++minute == 60) {
+          minute = 0;
+          if (++hour == 24) hour = 0, ++day;
+        }
+      }
+      char time[48];
+      std::snprintf(time, sizeof(time), "03-%02d %02d:%02d:%02d", day, hour, minute, second);
+      const std::string& prefix = prefixes[pick(prefixes.size())];
+      const size_t kind = pick(100);
+      if (kind < 85) {
+        log += prefix + (pick(10) == 0 ? "DEBUG " : "INFO ") + time +
+               " [f.py:" + std::to_string(pick(99)) + "] Added request cmpl-" + std::to_string(i) +
+               ".\n";
+      } else if (kind < 90) {
+        log += prefix + "INFO 2026-" + time + ".123 x.py:62] a header with a year\n";
+      } else if (kind < 93) {
+        log += prefix + "INFO " + time + ".5 [f.py:1] a header with a fraction\n";
+      } else if (kind < 95) {
+        log +=
+            prefix + "RuntimeError: Assertion error (layout.hpp:60): Unknown SF transformation\n";
+      } else if (kind < 97) {
+        log += prefix + "INFO:     10.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n";
+      } else {
+        log += prefix + "INFO " + time + " [f.py:2] Loading weights took 1." +
+               std::to_string(pick(9)) + " seconds\n";
+      }
+    }
+    const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20, mtime_us);
+    const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20, mtime_us);
+    const std::string what = "seed " + std::to_string(seed);
+    EXPECT_FALSE(oracle.changes.empty()) << what;
+    EXPECT_EQ(oracle.changes, fast.changes) << what;
+    EXPECT_EQ(oracle.events.lines_read, fast.events.lines_read) << what;
+    EXPECT_EQ(oracle.events.guessed, fast.events.guessed) << what;
+    EXPECT_EQ(oracle.events.tracebacks, fast.events.tracebacks) << what;
+    EXPECT_EQ(oracle.events.rule_matches, fast.events.rule_matches) << what;
+    EXPECT_EQ(oracle.events.incidents_opened, fast.events.incidents_opened) << what;
+    EXPECT_EQ(oracle.events.incidents_updated, fast.events.incidents_updated) << what;
+    skipped += fast.skipped;
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(skipped, 12u * 3000 / 2);
 }
 
 TEST(BufferFirstTest, QuietLogsReadInPiecesGiveTheSameAsThePerLinePath) {

@@ -371,30 +371,18 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
   if (envelope_year) {
     // The envelope's local calendar year, then whichever neighbour puts the
     // header closest to the envelope time (a Dec 31 line read on Jan 1).
-    int64_t local_secs = rec.time_us / kMicrosPerSecond + offset;
-    int64_t days = local_secs / 86400 - (local_secs % 86400 < 0 ? 1 : 0);
+    const int64_t days = LocalDayOf(rec.time_us, offset);
     // The three candidates depend on (t, days, offset) only; consecutive
     // lines mostly repeat them.
     if (!envelope_cache.valid || !SameCivil(envelope_cache.t, t) || envelope_cache.days != days ||
         envelope_cache.offset != offset) {
-      int32_t y, m, d;
-      CivilFromDays(days, &y, &m, &d);
-      envelope_cache = {true,
-                        t,
-                        days,
-                        offset,
-                        {CivilToUnixMicros(t, y, offset), CivilToUnixMicros(t, y - 1, offset),
-                         CivilToUnixMicros(t, y + 1, offset)}};
+      envelope_cache.valid = true;
+      envelope_cache.t = t;
+      envelope_cache.days = days;
+      envelope_cache.offset = offset;
+      NearestYearCandidates(t, days, offset, envelope_cache.candidates);
     }
-    int64_t best = envelope_cache.candidates[0];
-    for (int i = 1; i < 3; ++i) {
-      const int64_t v = envelope_cache.candidates[i];
-      if ((v > rec.time_us ? v - rec.time_us : rec.time_us - v) <
-          (best > rec.time_us ? best - rec.time_us : rec.time_us - best)) {
-        best = v;
-      }
-    }
-    return best;
+    return NearestTo(envelope_cache.candidates, rec.time_us);
   }
   // Below, the result depends on t, offset and the options only.
   if (guess_cache.valid && SameCivil(guess_cache.t, t) && guess_cache.offset == offset) {

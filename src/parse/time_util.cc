@@ -40,6 +40,32 @@ int64_t LatestNotAfter(const CivilTime& t, int64_t limit_us, int32_t offset_s) {
   return CivilToUnixMicros(t, y - 1, offset_s);
 }
 
+int64_t LocalDayOf(int64_t time_us, int32_t offset_s) {
+  const int64_t local_secs = time_us / 1'000'000 + offset_s;
+  return local_secs / 86400 - (local_secs % 86400 < 0 ? 1 : 0);
+}
+
+void NearestYearCandidates(const CivilTime& t, int64_t local_day, int32_t offset_s,
+                           int64_t out[3]) {
+  int32_t y, m, d;
+  CivilFromDays(local_day, &y, &m, &d);
+  out[0] = CivilToUnixMicros(t, y, offset_s);
+  out[1] = CivilToUnixMicros(t, y - 1, offset_s);
+  out[2] = CivilToUnixMicros(t, y + 1, offset_s);
+}
+
+int64_t NearestTo(const int64_t candidates[3], int64_t envelope_us) {
+  int64_t best = candidates[0];
+  for (int i = 1; i < 3; ++i) {
+    const int64_t v = candidates[i];
+    if ((v > envelope_us ? v - envelope_us : envelope_us - v) <
+        (best > envelope_us ? best - envelope_us : envelope_us - best)) {
+      best = v;
+    }
+  }
+  return best;
+}
+
 bool PlausibleCivil(const CivilTime& t) {
   return t.month >= 1 && t.month <= 12 && t.day >= 1 && t.day <= 31 && t.hour <= 23 &&
          t.minute <= 59 && t.second <= 60;

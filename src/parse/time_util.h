@@ -35,6 +35,17 @@ int64_t CivilToUnixMicros(const CivilTime& t, int32_t year, int32_t offset_s);
 // been written. Lines of a log crossing New Year thus stay in order.
 int64_t LatestNotAfter(const CivilTime& t, int64_t limit_us, int32_t offset_s);
 
+// The local day (days since the epoch) of `time_us` at `offset_s` seconds
+// east of UTC: an envelope's calendar day, which dates a header without a year.
+int64_t LocalDayOf(int64_t time_us, int32_t offset_s);
+
+// A header without a year dated by an envelope of a known year: `t` in the
+// envelope's local year (of `local_day`), the year before and the year after
+// (in that order, at `offset_s`), of which NearestTo picks the one closest to
+// the envelope time, the first of equals (a Dec 31 line read on Jan 1).
+void NearestYearCandidates(const CivilTime& t, int64_t local_day, int32_t offset_s, int64_t out[3]);
+int64_t NearestTo(const int64_t candidates[3], int64_t envelope_us);
+
 // Reads exactly `n` ASCII digits at text[pos]; false if any is not a digit.
 inline bool ReadDigits(std::string_view text, size_t pos, size_t n, int32_t* out) {
   if (pos + n > text.size()) return false;

@@ -22,12 +22,6 @@ constexpr int64_t kNearestYearMarginUs = 180LL * 86400 * kMicrosPerSecond;
 constexpr int kLearnFailuresBeforeBackoff = 64;
 constexpr int kLearnBackoffLines = 64;
 
-// The envelope's local day, as the parser computes it for a header without a year.
-int64_t LocalDay(int64_t time_us, int32_t offset_s) {
-  const int64_t local_secs = time_us / kMicrosPerSecond + offset_s;
-  return local_secs / 86400 - (local_secs % 86400 < 0 ? 1 : 0);
-}
-
 uint64_t Word(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
@@ -154,13 +148,15 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
       }
     }
   }
-  const Template* found = hit < templates_.size() ? &templates_[hit] : Retime(line, content);
+  const Template* found =
+      hit < templates_.size() ? &templates_[hit] : Retime(line, content, envelope_time, zone);
   if (found == nullptr) return false;
   const Template& t = *found;
   out->tmpl = &t;
   if (t.shape.header_time) {
-    if (t.cri && (zone != t.zone_offset_s || LocalDay(envelope_time, zone) != t.local_day ||
-                  std::abs(t.time_us - envelope_time) >= kNearestYearMarginUs)) {
+    if (t.cri &&
+        (zone != t.zone_offset_s || parse::LocalDayOf(envelope_time, zone) != t.local_day ||
+         std::abs(t.time_us - envelope_time) >= kNearestYearMarginUs)) {
       return false;
     }
     out->timed = true;
@@ -322,7 +318,7 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
   t.line.assign(line.data(), line.size());
   t.cri = envelope == parse::Envelope::kCri;
   t.zone_offset_s = zone;
-  t.local_day = LocalDay(envelope_time, zone);
+  t.local_day = parse::LocalDayOf(envelope_time, zone);
   t.time_us = record.time_us;
   t.guessed = guessed == 1;
   t.fallback = fallback;
@@ -390,19 +386,24 @@ void QuietLines::SetProbes(Template* tp) {
 
 // A line of a known process in a new second would be parsed and learnt
 // (thousands of instructions) only to give a template that differs from
-// the process's last one in the header's time. Instead, for a plain source:
-// the line's raw chain is a template's (so CleanLine, the paste wrappers
-// and the prefix parse give what they gave it, as in parse/quiet_line.h),
-// followed by the same level word, the rest is printable ASCII, and ParseHeader of
-// that rest, the parser's own call on the same bytes, gives a vLLM header
-// of the template's kind and level with a time and no worker. Its time is
-// then what SourceParser gives a header without an envelope: the header's
-// year, else GuessedHeaderTime with the parser's options, counting the
-// same fallback. The line becomes the template of its second (the old one
-// is replaced, as Learn replaces it), without the parser: what the parser
-// was last fed is unchanged, and the catch-up re-feeds this very line.
-const QuietLines::Template* QuietLines::Retime(std::string_view line, std::string_view content) {
-  if (envelope_ != parse::Envelope::kPlain) return nullptr;
+// the process's last one in the header's time. Instead: the line's raw
+// chain (after a CRI envelope taken whole) is a template's, so CleanLine,
+// the paste wrappers and the prefix parse give what they gave it (as in
+// parse/quiet_line.h); the same level word follows, the rest is printable
+// ASCII, and ParseHeader of that rest, the parser's own call on the same
+// bytes, gives a vLLM header of the template's kind and level with a time
+// and no worker. Its time is then what SourceParser::Impl::HeaderTime
+// gives: plain, the header's year, else GuessedHeaderTime with the
+// parser's options, counting the same fallback; CRI, the envelope's local
+// year or a neighbour, whichever is nearest the envelope time, with the
+// checks a CRI template gets when learnt (the one re-timed counted no
+// fallback). The line becomes the template of its second (the old one is
+// replaced, as Learn replaces it), without the parser: what the parser was
+// last fed is unchanged, and the catch-up re-feeds this very line.
+const QuietLines::Template* QuietLines::Retime(std::string_view line, std::string_view content,
+                                               int64_t envelope_time, int32_t zone) {
+  const bool cri = envelope_ == parse::Envelope::kCri;
+  if (!cri && envelope_ != parse::Envelope::kPlain) return nullptr;
   const Template* chain = nullptr;
   for (const Template& t : templates_) {
     const size_t n = t.shape.chain_end;
@@ -423,8 +424,9 @@ const QuietLines::Template* QuietLines::Retime(std::string_view line, std::strin
   size_t slot = templates_.size();
   for (size_t i = 0; i < templates_.size(); ++i) {
     const Template& t = templates_[i];
-    if (!t.shape.bare && !t.cri && t.shape.header_time && t.shape.chain_end == chain_end &&
-        t.shape.kind == header.kind && t.shape.level == header.level &&
+    if (!t.shape.bare && t.cri == cri && (!cri || !t.guessed) && t.shape.header_time &&
+        t.shape.chain_end == chain_end && t.shape.kind == header.kind &&
+        t.shape.level == header.level &&
         std::memcmp(t.shape.head.data(), chain->shape.head.data(), chain_end) == 0) {
       slot = i;
       break;
@@ -442,7 +444,21 @@ const QuietLines::Template* QuietLines::Retime(std::string_view line, std::strin
   Template n = templates_[slot];
   n.shape.head.assign(content.data(), chain_end + header.fixed_size);
   n.line.assign(line.data(), line.size());
-  if (header.time.year != 0) {
+  if (cri) {
+    // The envelope's year and zone (SourceParser::Impl::HeaderTime), and the
+    // checks Match and Learn make of a CRI template.
+    if (header.time.year != 0) {
+      n.time_us = parse::CivilToUnixMicros(header.time, header.time.year, zone);
+    } else {
+      int64_t candidates[3];
+      parse::NearestYearCandidates(header.time, parse::LocalDayOf(envelope_time, zone), zone,
+                                   candidates);
+      n.time_us = parse::NearestTo(candidates, envelope_time);
+    }
+    if (std::abs(n.time_us - envelope_time) >= kNearestYearMarginUs) return nullptr;
+    n.zone_offset_s = zone;
+    n.local_day = parse::LocalDayOf(envelope_time, zone);
+  } else if (header.time.year != 0) {
     n.time_us =
         parse::CivilToUnixMicros(header.time, header.time.year, options_.local_utc_offset_s);
     n.guessed = false;

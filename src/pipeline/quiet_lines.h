@@ -12,8 +12,8 @@
 // record would have; the parser and the engine never see it.
 //
 //   Match(line)        -> the template it repeats, and the time its record gets;
-//                         in a plain source, a line of a known process in a
-//                         new second re-times that process's template (Retime)
+//                         a line of a known process in a new second
+//                         re-times that process's template (Retime)
 //   Skipped(...)       -> remembered for the catch-up
 //   MayDefer(line)     -> a line about to be parsed needs no catch-up first
 //   Parsed(...)        -> ... and is remembered for the catch-up in turn
@@ -147,9 +147,11 @@ class QuietLines {
   // keep a copy of its line instead.
   void Detach(const Template* tmpl = nullptr);
 
-  // A header-timed template of a plain source standing for `content` but for
-  // its time (another second of the same process): see Retime in the .cc.
-  const Template* Retime(std::string_view line, std::string_view content);
+  // A header-timed template standing for `content` (of a CRI line at
+  // `envelope_time` in `zone`, or a plain one) but for its time (another
+  // second of the same process): see Retime in the .cc.
+  const Template* Retime(std::string_view line, std::string_view content, int64_t envelope_time,
+                         int32_t zone);
   static void SetProbes(Template* t);
   // Puts `t` in `slot` (templates_.size(): a new one) and first in order_.
   void Place(size_t slot, Template&& t);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -452,58 +453,70 @@ TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsin
 }
 
 // Lines of a process in a new second are re-timed from its template without
-// the parser (pipeline/quiet_lines.h, Retime): their year, guessed from the
-// mtime, must be the parser's, also where it flips to the year before within
-// one minute (the mtime plus 14 h of zone slack falls inside the log), across
-// midnight, and with headers that carry a year or a fraction. Raw exception
-// lines without a header take the parser's last times, which the re-timed
-// lines set, into the incidents.
-TEST(BufferFirstTest, RetimedLinesGetTheParsersYearAcrossTheMtimeLimitAndMidnight) {
+// the parser (pipeline/quiet_lines.h, Retime): their year must be the
+// parser's. Plain: guessed from the mtime, also where it flips to the year
+// before within one minute (the mtime plus 14 h of zone slack falls inside
+// the log). CRI: the envelope's year or a neighbour, across New Year with
+// envelopes a second behind or ahead of the headers. Both across midnight,
+// with headers that carry a year or a fraction. Raw exception lines without
+// a header take the parser's last times, which re-timed lines set, into
+// the incidents.
+TEST(BufferFirstTest, RetimedLinesGetTheParsersYearAcrossTheMtimeLimitMidnightAndNewYear) {
   const std::vector<std::string> prefixes = {"\x1b[0;36m(APIServer pid=1)\x1b[0;0m ",
                                              "(Worker_TP0 pid=11) ", "(Worker_TP1 pid=12) ", ""};
   // 2026-03-04 10:00:30 UTC less the 14 h slack: headers after 03-04 10:00:30 are last year's.
   const int64_t mtime_us = (1'772'618'430LL - 14 * 3600) * 1'000'000;
+  // 2026-03-04 10:00:00 (the mtime limit), 2026-03-04 23:59:30, 2026-12-31 23:59:30 UTC.
+  const int64_t starts[] = {1'772'618'400, 1'772'668'770, 1'798'761'570};
   uint64_t skipped = 0;
   for (uint32_t seed = 1; seed <= 12; ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
-    const bool midnight = seed % 2 == 0;
-    int day = midnight ? 3 : 4, hour = midnight ? 23 : 9, minute = midnight ? 59 : 59,
-        second = static_cast<int>(pick(40));
+    const bool cri = seed % 2 == 0;
+    time_t now = static_cast<time_t>(starts[seed % 3] + static_cast<int64_t>(pick(20)));
+    auto format = [](time_t t, const char* layout) {
+      struct tm tm;
+      gmtime_r(&t, &tm);
+      char out[64];
+      std::strftime(out, sizeof(out), layout, &tm);
+      return std::string(out);
+    };
     std::string log;
     for (int i = 0; i < 3000; ++i) {
-      if (pick(4) == 0 && ++second == 60) {
-        second = 0;
-        if (++minute == 60) {
-          minute = 0;
-          if (++hour == 24) hour = 0, ++day;
-        }
-      }
-      char time[48];
-      std::snprintf(time, sizeof(time), "03-%02d %02d:%02d:%02d", day, hour, minute, second);
+      if (pick(4) == 0) ++now;
+      const std::string time = format(now, "%m-%d %H:%M:%S");
       const std::string& prefix = prefixes[pick(prefixes.size())];
       const size_t kind = pick(100);
+      std::string line;
       if (kind < 85) {
-        log += prefix + (pick(10) == 0 ? "DEBUG " : "INFO ") + time +
+        line = prefix + (pick(10) == 0 ? "DEBUG " : "INFO ") + time +
                " [f.py:" + std::to_string(pick(99)) + "] Added request cmpl-" + std::to_string(i) +
-               ".\n";
+               ".";
       } else if (kind < 90) {
-        log += prefix + "INFO 2026-" + time + ".123 x.py:62] a header with a year\n";
+        line = prefix + "INFO " + format(now, "%Y-%m-%d %H:%M:%S") +
+               ".123 x.py:62] a header with a year";
       } else if (kind < 93) {
-        log += prefix + "INFO " + time + ".5 [f.py:1] a header with a fraction\n";
+        line = prefix + "INFO " + time + ".5 [f.py:1] a header with a fraction";
       } else if (kind < 95) {
-        log +=
-            prefix + "RuntimeError: Assertion error (layout.hpp:60): Unknown SF transformation\n";
+        line = prefix + "RuntimeError: Assertion error (layout.hpp:60): Unknown SF transformation";
       } else if (kind < 97) {
-        log += prefix + "INFO:     10.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n";
+        line = prefix + "INFO:     10.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK";
       } else {
-        log += prefix + "INFO " + time + " [f.py:2] Loading weights took 1." +
-               std::to_string(pick(9)) + " seconds\n";
+        line = prefix + "INFO " + time + " [f.py:2] Loading weights took 1." +
+               std::to_string(pick(9)) + " seconds";
       }
+      if (!cri) {
+        log += line + "\n";
+        continue;
+      }
+      const time_t envelope = now + static_cast<time_t>(pick(5) == 0) - (pick(9) == 0 ? 1 : 0);
+      AppendCriRecord(
+          &log, format(envelope, "%Y-%m-%dT%H:%M:%S.") + std::to_string(100000000 + pick(9)) + "Z",
+          "stdout", line, 0);
     }
     const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20, mtime_us);
     const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20, mtime_us);
-    const std::string what = "seed " + std::to_string(seed);
+    const std::string what = "seed " + std::to_string(seed) + (cri ? " cri" : " plain");
     EXPECT_FALSE(oracle.changes.empty()) << what;
     EXPECT_EQ(oracle.changes, fast.changes) << what;
     EXPECT_EQ(oracle.events.lines_read, fast.events.lines_read) << what;

@@ -63,17 +63,23 @@ ReplayRun ReplayWith(const std::vector<std::string>& paths, bool buffer_first, s
   return run;
 }
 
+// Every counter the per-line path (`oracle`) and buffer-first replay count alike.
+void ExpectSameCounters(const CountingEvents& oracle, const CountingEvents& fast,
+                        const std::string& what) {
+  EXPECT_EQ(oracle.lines_read, fast.lines_read) << what;
+  EXPECT_EQ(oracle.bytes_read, fast.bytes_read) << what;
+  EXPECT_EQ(oracle.dropped, fast.dropped) << what;
+  EXPECT_EQ(oracle.guessed, fast.guessed) << what;
+  EXPECT_EQ(oracle.tracebacks, fast.tracebacks) << what;
+  EXPECT_EQ(oracle.rule_matches, fast.rule_matches) << what;
+  EXPECT_EQ(oracle.incidents_opened, fast.incidents_opened) << what;
+  EXPECT_EQ(oracle.incidents_updated, fast.incidents_updated) << what;
+  EXPECT_EQ(oracle.evicted, fast.evicted) << what;
+}
+
 void ExpectSameRuns(const ReplayRun& oracle, const ReplayRun& fast, const std::string& what) {
   EXPECT_EQ(oracle.changes, fast.changes) << what;
-  EXPECT_EQ(oracle.events.lines_read, fast.events.lines_read) << what;
-  EXPECT_EQ(oracle.events.bytes_read, fast.events.bytes_read) << what;
-  EXPECT_EQ(oracle.events.dropped, fast.events.dropped) << what;
-  EXPECT_EQ(oracle.events.guessed, fast.events.guessed) << what;
-  EXPECT_EQ(oracle.events.tracebacks, fast.events.tracebacks) << what;
-  EXPECT_EQ(oracle.events.rule_matches, fast.events.rule_matches) << what;
-  EXPECT_EQ(oracle.events.incidents_opened, fast.events.incidents_opened) << what;
-  EXPECT_EQ(oracle.events.incidents_updated, fast.events.incidents_updated) << what;
-  EXPECT_EQ(oracle.events.evicted, fast.events.evicted) << what;
+  ExpectSameCounters(oracle.events, fast.events, what);
   EXPECT_EQ(oracle.stats.lines, fast.stats.lines) << what;
   EXPECT_EQ(oracle.stats.bytes, fast.stats.bytes) << what;
 }
@@ -418,6 +424,15 @@ PipelineRun RunPipeline(const std::string& text, bool buffer_first, size_t max_w
   return run;
 }
 
+// The per-line run (nothing skipped) and the buffer-first one agree on every
+// incident change and counter.
+void ExpectSamePipelineRuns(const PipelineRun& oracle, const PipelineRun& fast,
+                            const std::string& what) {
+  EXPECT_EQ(oracle.changes, fast.changes) << what;
+  ExpectSameCounters(oracle.events, fast.events, what);
+  EXPECT_EQ(oracle.skipped, 0u) << what;
+}
+
 TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsingThem) {
   const std::vector<std::string>& atoms = EmbeddedRules()->Atoms();
   uint64_t skipped = 0, lines = 0;
@@ -430,18 +445,8 @@ TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsin
     const size_t max_line_bytes = seed % 3 == 0 ? 300 : 1 << 20;
     const PipelineRun oracle = RunPipeline(log, false, max_workers, max_line_bytes);
     const PipelineRun fast = RunPipeline(log, true, max_workers, max_line_bytes);
-    const std::string what = "seed " + std::to_string(seed) + (cri ? " cri" : " plain");
-    EXPECT_EQ(oracle.changes, fast.changes) << what;
-    EXPECT_EQ(oracle.events.lines_read, fast.events.lines_read) << what;
-    EXPECT_EQ(oracle.events.bytes_read, fast.events.bytes_read) << what;
-    EXPECT_EQ(oracle.events.dropped, fast.events.dropped) << what;
-    EXPECT_EQ(oracle.events.guessed, fast.events.guessed) << what;
-    EXPECT_EQ(oracle.events.tracebacks, fast.events.tracebacks) << what;
-    EXPECT_EQ(oracle.events.rule_matches, fast.events.rule_matches) << what;
-    EXPECT_EQ(oracle.events.incidents_opened, fast.events.incidents_opened) << what;
-    EXPECT_EQ(oracle.events.incidents_updated, fast.events.incidents_updated) << what;
-    EXPECT_EQ(oracle.events.evicted, fast.events.evicted) << what;
-    EXPECT_EQ(oracle.skipped, 0u);
+    ExpectSamePipelineRuns(oracle, fast,
+                           "seed " + std::to_string(seed) + (cri ? " cri" : " plain"));
     skipped += fast.skipped;
     lines += oracle.events.lines_read;
     if (HasFailure()) break;
@@ -518,13 +523,7 @@ TEST(BufferFirstTest, RetimedLinesGetTheParsersYearAcrossTheMtimeLimitMidnightAn
     const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20, mtime_us);
     const std::string what = "seed " + std::to_string(seed) + (cri ? " cri" : " plain");
     EXPECT_FALSE(oracle.changes.empty()) << what;
-    EXPECT_EQ(oracle.changes, fast.changes) << what;
-    EXPECT_EQ(oracle.events.lines_read, fast.events.lines_read) << what;
-    EXPECT_EQ(oracle.events.guessed, fast.events.guessed) << what;
-    EXPECT_EQ(oracle.events.tracebacks, fast.events.tracebacks) << what;
-    EXPECT_EQ(oracle.events.rule_matches, fast.events.rule_matches) << what;
-    EXPECT_EQ(oracle.events.incidents_opened, fast.events.incidents_opened) << what;
-    EXPECT_EQ(oracle.events.incidents_updated, fast.events.incidents_updated) << what;
+    ExpectSamePipelineRuns(oracle, fast, what);
     skipped += fast.skipped;
     if (HasFailure()) break;
   }

@@ -37,6 +37,23 @@ std::set<size_t> Ends(const BufferMatcher& matcher, std::string_view text) {
   return std::set<size_t>(ends.begin(), ends.end());
 }
 
+// Up to `max_size` random bytes with up to `max_planted` of `atoms` planted,
+// each in random case.
+std::string RandomTextWithAtoms(std::mt19937& rng, const std::vector<std::string>& atoms,
+                                size_t max_size, int max_planted) {
+  const std::string alphabet = "abcdefgkmnorstuABCDEFKOS _[]()'\":.0123\n\x1b\x80\xff";
+  std::string text(rng() % max_size, ' ');
+  for (char& c : text) c = alphabet[rng() % alphabet.size()];
+  for (int i = static_cast<int>(rng() % max_planted); i > 0; --i) {
+    std::string atom = atoms[rng() % atoms.size()];
+    for (char& c : atom) {
+      if (rng() % 2 && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+    }
+    text.insert(rng() % (text.size() + 1), atom);
+  }
+  return text;
+}
+
 TEST(BufferMatcherTest, ReportsTheEndOfEveryOccurrence) {
   BufferMatcher matcher({"unknown sf transformation", "keyerror: '", "out of memory"});
   ASSERT_TRUE(matcher.ok()) << BufferMatcher::EngineName();
@@ -77,18 +94,8 @@ TEST(BufferMatcherTest, AgreesWithANaiveSearchOnRandomBuffersWithThePacksAtoms) 
   BufferMatcher matcher(atoms);
   ASSERT_TRUE(matcher.ok());
   std::mt19937 rng(20261130);
-  const std::string alphabet = "abcdefgkmnorstuABCDEFKOS _[]()'\":.0123\n\x1b\x80\xff";
   for (int round = 0; round < 200; ++round) {
-    std::string text(rng() % 4000, ' ');
-    for (char& c : text) c = alphabet[rng() % alphabet.size()];
-    const int planted = static_cast<int>(rng() % 20);
-    for (int i = 0; i < planted; ++i) {
-      std::string atom = atoms[rng() % atoms.size()];
-      for (char& c : atom) {
-        if (rng() % 2 && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-      }
-      text.insert(rng() % (text.size() + 1), atom);
-    }
+    const std::string text = RandomTextWithAtoms(rng, atoms, 4000, 20);
     ASSERT_EQ(Ends(matcher, text), NaiveEnds(BufferMatcher::Searched(atoms), text))
         << "round " << round;
   }
@@ -112,13 +119,8 @@ TEST(BufferMatcherTest, ATextHoldingAnyOfThePacksAtomsHoldsAReportedEnd) {
   BufferMatcher matcher(atoms);
   ASSERT_TRUE(matcher.ok());
   std::mt19937 rng(20261201);
-  const std::string alphabet = "abcdefgkmnorstuABCDEFKOS _[]()'\":.0123\n";
   for (int round = 0; round < 100; ++round) {
-    std::string text(rng() % 2000, ' ');
-    for (char& c : text) c = alphabet[rng() % alphabet.size()];
-    for (int i = static_cast<int>(rng() % 10); i > 0; --i) {
-      text.insert(rng() % (text.size() + 1), atoms[rng() % atoms.size()]);
-    }
+    const std::string text = RandomTextWithAtoms(rng, atoms, 2000, 10);
     const std::set<size_t> ends = Ends(matcher, text);
     for (int w = 0; w < 50; ++w) {
       const size_t lo = rng() % (text.size() + 1);

@@ -703,6 +703,7 @@ class Daemon {
     retired_.push_back(std::move(engine_));
     config_ = std::move(next);
     rules_ = std::move(*rules);
+    incidents_.SetLimits(config_.http_history_max_closed, config_.http_history_max_age_us);
     if (Status s = StartEngine(&snapshot); !s.ok()) {
       metrics_.RuleReloadFailed();
       spdlog::error("reload: {}", s.message());

@@ -11,6 +11,19 @@ IncidentStore::IncidentStore(PipelineEvents& events, size_t max_recent_closed,
       max_recent_closed_(max_recent_closed),
       max_closed_age_us_(max_closed_age_us) {}
 
+void IncidentStore::SetLimits(size_t max_recent_closed, int64_t max_closed_age_us) {
+  max_recent_closed_ = max_recent_closed;
+  max_closed_age_us_ = max_closed_age_us;
+  TrimClosed();
+}
+
+void IncidentStore::TrimClosed() {
+  while (closed_order_.size() > max_recent_closed_) {
+    Forget(closed_order_.front());
+    closed_order_.pop_front();
+  }
+}
+
 void IncidentStore::OnIncident(correlate::IncidentChange change,
                                const correlate::Incident& incident) {
   auto [it, inserted] = incidents_.try_emplace(incident.incident_id);
@@ -22,10 +35,7 @@ void IncidentStore::OnIncident(correlate::IncidentChange change,
   if (!stored.open && was_open) --open_;
   if (!stored.open && (was_open || inserted)) {
     closed_order_.push_back(incident.incident_id);
-    while (closed_order_.size() > max_recent_closed_) {
-      Forget(closed_order_.front());
-      closed_order_.pop_front();
-    }
+    TrimClosed();
   }
 }
 

@@ -51,6 +51,11 @@ class IncidentStore final : public correlate::IncidentSink {
   // before now_us (wall time).
   void Prune(int64_t now_us);
 
+  // New caps (a SIGHUP reload of http.history_*): closed incidents beyond
+  // the new count are forgotten at once, oldest first; the new age applies
+  // from the next Prune.
+  void SetLimits(size_t max_recent_closed, int64_t max_closed_age_us);
+
   // Open incidents first, then closed ones; each group by last hit, newest
   // first. Pointers are valid until the next OnIncident or Prune.
   std::vector<const StoredIncident*> Query(const IncidentQuery& query) const;
@@ -60,6 +65,7 @@ class IncidentStore final : public correlate::IncidentSink {
 
  private:
   void Forget(const std::string& id);
+  void TrimClosed();  // the oldest closed incidents beyond max_recent_closed_
 
   PipelineEvents& events_;
   size_t max_recent_closed_;

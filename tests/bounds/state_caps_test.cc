@@ -246,5 +246,27 @@ TEST(StateCapsTest, ClosedIncidentsPastTheHistoryCapAreForgottenCountedAndTheSto
   EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 500u);
 }
 
+// A SIGHUP reload with smaller http.history_* keys: the running store
+// shrinks to them at once, and the new age applies at the next prune.
+TEST(StateCapsTest, ReloadedHistoryLimitsApplyToTheRunningStore) {
+  CountingEvents events;
+  sink::IncidentStore store(events, /*max_recent_closed=*/10);
+  for (int i = 0; i < 10; ++i) {
+    correlate::Incident incident =
+        testing::IncidentOfRule("cuda-out-of-memory", "inc-" + std::to_string(i), "d");
+    incident.last_seen_us = kT0 + i * kSecond;
+    store.OnIncident(correlate::IncidentChange::kOpened, incident);
+    incident.closed = correlate::CloseReason::kWindowOver;
+    store.OnIncident(correlate::IncidentChange::kClosed, incident);
+  }
+  ASSERT_EQ(store.size(), 10u);
+  store.SetLimits(3, 5 * kSecond);
+  EXPECT_EQ(store.size(), 3u);  // inc-7, inc-8, inc-9
+  EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 7u);
+  store.Prune(kT0 + 13 * kSecond);  // inc-7 is 6 s old, inc-8 5 s: the new age keeps inc-8
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 8u);
+}
+
 }  // namespace
 }  // namespace fingerprintd

@@ -15,7 +15,8 @@
 // the buffer (joined across reads, CRI/Docker partials, unescaped JSON) are
 // never vouched for and take the per-line scan.
 //
-// Threading: written by the reader, read by the parser, on one thread.
+// Threading: written by the reader, read by the parser, on one thread
+// (AtomFree() moves a cursor).
 #pragma once
 
 #include <algorithm>
@@ -32,12 +33,16 @@ class AtomHints {
     buffer_ = buffer;
     rule_set_ = rule_set;
     ends_.clear();
+    next_ = 0;
+    next_lo_ = 0;
   }
   // Where the matcher appends the end offset (exclusive) of each occurrence.
   std::vector<size_t>* mutable_ends() { return &ends_; }
   // Sorts the ends once the search is done.
   void Seal() {
     if (!std::is_sorted(ends_.begin(), ends_.end())) std::sort(ends_.begin(), ends_.end());
+    next_ = 0;
+    next_lo_ = 0;
   }
   // Forgets the buffer: nothing is vouched for until the next Reset.
   void Clear() { Reset({}, nullptr); }
@@ -51,8 +56,16 @@ class AtomHints {
     }
     const size_t lo = static_cast<size_t>(text.data() - b);
     // An occurrence [from, to) inside [lo, lo + size) has lo < to <= lo + size.
-    auto it = std::upper_bound(ends_.begin(), ends_.end(), lo);
-    return it == ends_.end() || *it > lo + text.size();
+    // The first end past lo: lines are asked in order, so it mostly moves
+    // forward from where the last text started (next_ is the first end past
+    // next_lo_); a text before that takes a binary search.
+    if (lo < next_lo_) {
+      next_ = static_cast<size_t>(std::upper_bound(ends_.begin(), ends_.end(), lo) - ends_.begin());
+    } else {
+      while (next_ < ends_.size() && ends_[next_] <= lo) ++next_;
+    }
+    next_lo_ = lo;
+    return next_ == ends_.size() || ends_[next_] > lo + text.size();
   }
   const void* rule_set() const { return rule_set_; }
   // A buffer was searched and is vouched for (Reset() since the last Clear()).
@@ -69,6 +82,8 @@ class AtomHints {
   const void* rule_set_ = nullptr;
   bool covers_quiet_triggers_ = false;
   std::vector<size_t> ends_;
+  mutable size_t next_ = 0;  // AtomFree(): the first end past next_lo_
+  mutable size_t next_lo_ = 0;
 };
 
 }  // namespace fingerprintd::parse

@@ -37,9 +37,9 @@ Accounting (what "lost" and "doubled" mean, see daemon/audit.h):
     reads again from there: a file deleted within that window is lost at a restart (the tailer
     finds renamed, copied and gzipped pieces, not deleted ones). Rotating every ~20 s squeezes
     hours of kubelet rotation (10 MiB files) into minutes, so the soak keeps more files;
-  * copytruncate: the truncation waits until the daemon has been up for 2 s and the file has been
-    quiet for 0.3 s (a tailer cannot read bytes truncated while it was down: that window is
-    copytruncate's, not the daemon's, and the soak does not measure it);
+  * copytruncate: at any moment, as logrotate does it (copy to rank0.log.1, then truncate; the
+    writer writes nothing in between), also while the daemon is down or still catching up after a
+    restart: lines the tailer had not read yet are read from the copy, found by its head;
   * incidents: distinct incident_id per episode in the JSONL log, matched on deployment, rule and
     first_seen within 15 s of the episode: missed = none, doubled = more than one; unexpected =
     ids matching no episode.
@@ -423,7 +423,6 @@ def main():
     next_episode = {d: rng.uniform(1.5, min(8.0, duration / 3)) for d in deployments}
     next_rotation = {d: rng.uniform(3.0, max(3.5, min(args.rotate_every, duration * 0.6)))
                      for d in rotation}
-    quiet_since = {}  # copytruncate: deployment -> when its writes paused
 
     ledger = Ledger(args.keep_text)
     final_ledger = Ledger()  # socket lines on connections of the final run
@@ -464,23 +463,13 @@ def main():
         for d, fn in rotation.items():
             if elapsed < next_rotation[d]:
                 continue
-            if d == "ct-b":
-                if d not in quiet_since:
-                    quiet_since[d] = now_m
-                    continue
-                up_for = now_m - daemon.started_at if daemon.alive() else -1
-                if now_m - quiet_since[d] < 0.3 or up_for < 2.0 or daemon.started_at > quiet_since[d]:
-                    if up_for < 0 or daemon.started_at > quiet_since[d]:
-                        quiet_since[d] = now_m  # restart the quiet period once it is up
-                    continue
-                del quiet_since[d]
             for rank in deployments[d]:
                 fn(rank, args.keep_rotated)
             counts[f"rotations_{d}"] += 1
             next_rotation[d] = elapsed + rng.uniform(0.5, 1.5) * args.rotate_every
         # Episodes.
         for d, ranks in deployments.items():
-            if elapsed < next_episode[d] or d in quiet_since:
+            if elapsed < next_episode[d]:
                 continue
             rule = TARGET_RULE if rng.random() < 0.7 else SIBLING_RULE
             episode_n += 1
@@ -501,8 +490,6 @@ def main():
             next_tick += 0.05
             n = max(1, int(per_tick_bytes / line_bytes))
             for d, ranks in deployments.items():
-                if d in quiet_since:
-                    continue
                 for rank in ranks:
                     pad = "x" * pad_rng.randint(60, 120)
                     lines = [rank.filler(now, pad) for _ in range(n)]

@@ -83,9 +83,13 @@ size_t ParseFraction(std::string_view text, size_t pos, int32_t* micros) {
     const unsigned ninth = static_cast<unsigned char>(text[pos + 9]) - '0';
     if (((w & kHigh) | (((w + 0x0606060606060606u) & kHigh) >> 4)) == 0x3333333333333333u &&
         ninth <= 9) {
-      int32_t value = 0;
-      for (size_t k = 1; k <= 6; ++k) value = value * 10 + (text[pos + k] - '0');
-      *micros = value;
+      // The eight digits' value, pairs then quads (the first digit is the
+      // lowest byte), of which the first six are the microseconds.
+      uint64_t v = w - 0x3030303030303030u;
+      v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFu;
+      v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFu;
+      v = (v * 10000 + (v >> 32)) & 0xFFFFFFFFu;
+      *micros = static_cast<int32_t>(v / 100);
       return 10;  // as below: at most nine digits are read
     }
   }

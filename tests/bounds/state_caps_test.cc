@@ -227,16 +227,21 @@ TEST(StateCapsTest, ATracebackOf100TimesTheByteCapKeepsUnderTheCap) {
 
 // ---- sinks: incident history (/incidents, the status page) -----------------
 
+// Incident `inc-<i>` opened and closed, its last hit i seconds after kT0.
+void OpenAndClose(sink::IncidentStore& store, int i) {
+  correlate::Incident incident =
+      testing::IncidentOfRule("cuda-out-of-memory", "inc-" + std::to_string(i), "d");
+  incident.last_seen_us = kT0 + i * kSecond;
+  store.OnIncident(correlate::IncidentChange::kOpened, incident);
+  incident.closed = correlate::CloseReason::kWindowOver;
+  store.OnIncident(correlate::IncidentChange::kClosed, incident);
+}
+
 TEST(StateCapsTest, ClosedIncidentsPastTheHistoryCapAreForgottenCountedAndTheStoreStaysFlat) {
   CountingEvents events;
   sink::IncidentStore store(events, /*max_recent_closed=*/5);
   for (int i = 0; i < 500; ++i) {
-    correlate::Incident incident =
-        testing::IncidentOfRule("cuda-out-of-memory", "inc-" + std::to_string(i), "d");
-    incident.last_seen_us = kT0 + i * kSecond;
-    store.OnIncident(correlate::IncidentChange::kOpened, incident);
-    incident.closed = correlate::CloseReason::kWindowOver;
-    store.OnIncident(correlate::IncidentChange::kClosed, incident);
+    OpenAndClose(store, i);
     ASSERT_LE(store.size(), 5u);
   }
   EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 495u);
@@ -251,14 +256,7 @@ TEST(StateCapsTest, ClosedIncidentsPastTheHistoryCapAreForgottenCountedAndTheSto
 TEST(StateCapsTest, ReloadedHistoryLimitsApplyToTheRunningStore) {
   CountingEvents events;
   sink::IncidentStore store(events, /*max_recent_closed=*/10);
-  for (int i = 0; i < 10; ++i) {
-    correlate::Incident incident =
-        testing::IncidentOfRule("cuda-out-of-memory", "inc-" + std::to_string(i), "d");
-    incident.last_seen_us = kT0 + i * kSecond;
-    store.OnIncident(correlate::IncidentChange::kOpened, incident);
-    incident.closed = correlate::CloseReason::kWindowOver;
-    store.OnIncident(correlate::IncidentChange::kClosed, incident);
-  }
+  for (int i = 0; i < 10; ++i) OpenAndClose(store, i);
   ASSERT_EQ(store.size(), 10u);
   store.SetLimits(3, 5 * kSecond);
   EXPECT_EQ(store.size(), 3u);  // inc-7, inc-8, inc-9

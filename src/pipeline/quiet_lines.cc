@@ -175,30 +175,6 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
   return true;
 }
 
-QuietLines::Behind& QuietLines::TimedFor(const WorkerInfo* worker) {
-  const uint32_t id = worker->id;
-  if (id >= timed_.size()) timed_.resize(id + 1);
-  Behind& b = timed_[id];
-  if (!b.active) timed_ids_.push_back(id);
-  b.active = true;
-  return b;
-}
-
-void QuietLines::Skipped(const Skip& skip, std::string_view line, uint64_t offset,
-                         uint64_t lines_before) {
-  behind_ = true;
-  Behind& b = skip.timed ? TimedFor(skip.tmpl->shape.worker) : untimed_;
-  b.active = true;
-  b.tmpl = skip.tmpl;
-  b.worker = skip.tmpl->shape.worker->id;
-  b.time_us = skip.time_us;
-  b.offset = offset;
-  b.lines_before = lines_before;
-  // A CRI line without a header time is dated by its own envelope.
-  b.use_copy = skip.tmpl->cri && !skip.tmpl->shape.header_time;
-  if (b.use_copy) b.copy.assign(line.data(), line.size());
-}
-
 bool QuietLines::MayDefer(std::string_view line, const WorkerInfo** worker) {
   if (!behind_ || line.size() > max_line_bytes_ || !hints_->covers_quiet_triggers()) return false;
   const bool cri = envelope_ == parse::Envelope::kCri;

@@ -178,6 +178,7 @@ class QuietLines {
   // Catch-up: per worker id, the last timed line skipped; and the last untimed one.
   std::vector<Behind> timed_;
   std::vector<uint32_t> timed_ids_;
+  std::vector<const Behind*> catch_up_order_;  // CatchUp()'s, in line order
   Behind untimed_;
   bool behind_ = false;
   // What the parser was last fed: each process's time and the source's, and
@@ -231,7 +232,8 @@ void QuietLines::CatchUp(Feed&& feed) {
     feed(std::string_view(b.use_copy ? b.copy : b.tmpl->line), b.offset, b.lines_before);
     rank_header_ = false;
   };
-  std::vector<const Behind*> order;
+  std::vector<const Behind*>& order = catch_up_order_;  // kept: one allocation, not one per call
+  order.clear();
   for (uint32_t id : timed_ids_) order.push_back(&timed_[id]);
   std::sort(order.begin(), order.end(),
             [](const Behind* a, const Behind* b) { return a->lines_before < b->lines_before; });

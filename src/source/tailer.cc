@@ -306,6 +306,19 @@ void Tailer::SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next) {
   ++stats_.files_opened;
 }
 
+bool Tailer::ExtendHead(OpenFile& file) {
+  if (file.identity.head_bytes >= kHeadBytes) return false;
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0 || static_cast<uint64_t>(st.st_size) <= file.identity.head_bytes) {
+    return false;
+  }
+  if (!IsSameFile(file.fd, file.identity)) return false;  // truncated: step 1's to see
+  auto id = ReadIdentity(file.fd);
+  if (!id.ok()) return false;
+  file.identity = *id;
+  return true;
+}
+
 bool Tailer::ReadRestFromCopy(Stream& stream) {
   OpenFile& truncated = *stream.current;
   std::unique_ptr<OpenFile> copy =
@@ -485,6 +498,10 @@ void Tailer::HandleInotify(int64_t now_us) {
 }
 
 void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
+  // Files waiting behind a restart's catch-up are not read yet, but their
+  // heads are kept up to date, so a copytruncate of one (found by its head)
+  // before the catch-up reaches it still finds its copy.
+  for (const std::unique_ptr<OpenFile>& waiting : stream.queued) ExtendHead(*waiting);
   size_t budget = options_.max_read_per_call;
   for (int round = 0; round < 8; ++round) {
     OpenFile* file = stream.current.get();
@@ -531,8 +548,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
         }
         client_.OnSwitched(stream.path, true);
         if (from_copy) continue;  // the copy is current now, the truncated file next
-      } else if (file->identity.head_bytes < kHeadBytes && size > file->identity.head_bytes) {
-        if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;  // extend the head
+      } else if (ExtendHead(*file)) {
         Remember(stream, *file);
       }
     }

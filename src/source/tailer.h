@@ -231,6 +231,9 @@ class Tailer {
   // the copy becomes current (read from the same offset to its end) and the
   // truncated file its successor; false when there is no copy.
   bool ReadRestFromCopy(Stream& stream);
+  // Hashes more of a file's head when it grew and still starts with the
+  // head it had; true when the identity changed.
+  bool ExtendHead(OpenFile& file);
   void Remember(Stream& stream, const OpenFile& file);
   void WatchStream(Stream& stream);
 

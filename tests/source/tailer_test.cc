@@ -447,6 +447,31 @@ TEST_F(TailerTest, ACopytruncateWhileARestartStillCatchesUpLosesNothing) {
   EXPECT_EQ(tailer->stats().truncations, 1u);
 }
 
+// The live file is empty when a restart resumes (just rotated); it is
+// written and then copied and truncated while the catch-up still reads the
+// older piece. Its head was kept up to date while it waited, so the copy is
+// found by it.
+TEST_F(TailerTest, ALiveFileEmptyAtARestartAndCopytruncatedDuringTheCatchUpLosesNothing) {
+  Append("0.log", "a1\na2\na3\na4\n");
+  RunThenCheckpoint("0.log", "0.log", 3, [&] {
+    fs::rename(Path("0.log"), Path("0.log.1"));
+    Append("0.log", "");
+  });
+  options_.max_read_per_call = 3;
+  auto tailer = Restart("0.log");
+  Append("0.log", "b1\nb2\n");
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3"));
+  fs::copy_file(Path("0.log"), Path("0.log.2"));
+  fs::resize_file(Path("0.log"), 0);
+  Append("0.log", "c1 new\n");
+  for (int i = 0; i < 10; ++i) tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3", "a4", "b1", "b2", "c1 new"));
+  ASSERT_EQ(client_.lines.size(), 6u);
+  EXPECT_EQ(client_.lines[3].offset, 12u);
+  EXPECT_EQ(client_.lines[5].offset, 18u);
+}
+
 // A plain truncation (no copy beside it) goes on at byte 0 of the file, as
 // before; a sibling with another head is not taken for its copy.
 TEST_F(TailerTest, ATruncationWithoutACopyIsNotReadFromAnotherSibling) {

@@ -272,9 +272,17 @@ class FileSource final : public LiveSource, public source::TailerClient {
     if (audit_ != nullptr) audit_->OnFileLine(stream, line, offset);
     pipeline_.Feed(id, line, offset);
   }
-  void OnSwitched(const std::string& stream, bool truncated) override {
-    spdlog::info("{}: {}; reading on from its byte 0", stream,
-                 truncated ? "truncated (copytruncate)" : "rotated");
+  void OnSwitched(const std::string& stream, bool truncated, const std::string& copy) override {
+    if (!truncated) {
+      spdlog::info("{}: rotated; reading on from its byte 0", stream);
+    } else if (!copy.empty()) {
+      spdlog::info(
+          "{}: truncated (copytruncate); reading what was not read yet from its copy {}, "
+          "then on from its byte 0",
+          stream, copy);
+    } else {
+      spdlog::info("{}: truncated, no copy found beside it; reading on from its byte 0", stream);
+    }
   }
   // A deleted file is forgotten by the pipeline (nothing of it is kept for
   // the life of the daemon); if its path comes back, OnLine registers the

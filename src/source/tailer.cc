@@ -132,6 +132,7 @@ bool IsSameFile(int fd, const FileIdentity& identity) {
 
 struct Tailer::OpenFile {
   int fd = -1;
+  std::string path;  // as opened (a gzipped piece: the .gz)
   FileIdentity identity;
   uint64_t base = 0;         // stream offset of byte 0
   bool base_known = true;    // false: set when switched to (base = previous end)
@@ -187,6 +188,7 @@ std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
   }
   auto file = std::make_unique<OpenFile>();
   file->fd = fd;
+  file->path = path;
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ++stats_.open_errors;
@@ -247,6 +249,7 @@ std::unique_ptr<Tailer::OpenFile> Tailer::FindByHead(const std::string& path,
       if (fd < 0) continue;
       auto file = std::make_unique<OpenFile>();
       file->fd = fd;
+      file->path = candidate;
       auto id = ReadIdentity(fd);
       if (!id.ok()) continue;
       file->identity = *id;
@@ -517,7 +520,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
         events_.FileRotated();
       }
       SwitchTo(stream, std::move(next));
-      if (rotated) client_.OnSwitched(stream.path, false);
+      if (rotated) client_.OnSwitched(stream.path, false, {});
       continue;
     }
     // 1. Truncation (copytruncate): checked before reading, so bytes written
@@ -546,7 +549,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
           if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;
           Remember(stream, *file);
         }
-        client_.OnSwitched(stream.path, true);
+        client_.OnSwitched(stream.path, true, from_copy ? stream.current->path : std::string());
         if (from_copy) continue;  // the copy is current now, the truncated file next
       } else if (ExtendHead(*file)) {
         Remember(stream, *file);
@@ -580,7 +583,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       next->base_known = false;
       SwitchTo(stream, std::move(next));
       WatchStream(stream);  // a swapped symlink may point into another directory
-      client_.OnSwitched(stream.path, false);
+      client_.OnSwitched(stream.path, false, {});
       continue;
     }
     if (::fstat(file->fd, &st) == 0 && st.st_nlink == 0) {

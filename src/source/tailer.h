@@ -140,8 +140,11 @@ class TailerClient {
   virtual void OnEnded(const std::string& stream) = 0;
   // The stream moved on to another file (rotation, a reappearance after a
   // deletion) or its file was truncated (copytruncate); reading goes on at
-  // byte 0. For the daemon's log; FileRotated/FileTruncated count them.
-  virtual void OnSwitched(const std::string& /*stream*/, bool /*truncated*/) {}
+  // byte 0. `copy`: for a truncation, the copy the lines not read yet are
+  // read from first, or empty when none was found. For the daemon's log;
+  // FileRotated/FileTruncated count them.
+  virtual void OnSwitched(const std::string& /*stream*/, bool /*truncated*/,
+                          const std::string& /*copy*/) {}
 };
 
 struct TailerOptions {

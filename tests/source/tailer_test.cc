@@ -28,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
+using Lines = std::vector<std::pair<std::string, uint64_t>>;
 
 struct ReadLine {
   std::string stream;
@@ -53,6 +54,12 @@ class RecordingClient final : public TailerClient {
     for (const auto& l : lines) out.push_back(l.text);
     return out;
   }
+  // Text and stream offset of every line read, in order.
+  std::vector<std::pair<std::string, uint64_t>> TextsAndOffsets() const {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (const auto& l : lines) out.emplace_back(l.text, l.offset);
+    return out;
+  }
 
   std::map<std::string, StreamCheckpoint> checkpoints;
   std::function<void(const std::string&)> on_open;  // runs once, inside the next OnOpen()
@@ -74,6 +81,11 @@ class TailerTest : public ::testing::Test {
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   void Append(const std::string& name, const std::string& bytes) {
     std::ofstream(Path(name), std::ios::app | std::ios::binary) << bytes;
+  }
+  // logrotate's copytruncate: `name` copied to `copy`, then emptied.
+  void Copytruncate(const std::string& name, const std::string& copy) {
+    fs::copy_file(Path(name), Path(copy));
+    fs::resize_file(Path(name), 0);
   }
   std::unique_ptr<Tailer> MakeTailer(const std::string& glob, bool start_at_end = false) {
     options_.paths = {Path(glob)};
@@ -184,8 +196,11 @@ TEST_F(TailerTest, RenameWithTheNewFileCreatedLaterKeepsReadingTheOldOne) {
   EXPECT_TRUE(client_.ended.empty());
 }
 
+// No copy beside it (a sibling with another head is not taken for one):
+// reading goes on at byte 0 of the truncated file.
 TEST_F(TailerTest, CopytruncateRestartsAtTheBeginningOfTheTruncatedFile) {
   Append("0.log", "a1\na2\n");
+  Append("0.log.1", "older piece\nolder line\n");
   auto tailer = MakeTailer("0.log");
   tailer->Rescan(now_);
   fs::resize_file(Path("0.log"), 0);
@@ -377,10 +392,7 @@ TEST_F(TailerTest, ACheckpointBehindACopytruncateRereadsItsLinesFromTheCopy) {
   });
   Append("0.log", "b2\n");
   auto tailer = Restart("0.log");
-  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3", "b1", "b2"));
-  ASSERT_EQ(client_.lines.size(), 4u);
-  EXPECT_EQ(client_.lines[0].offset, 3u);
-  EXPECT_EQ(client_.lines[2].offset, 9u);
+  EXPECT_EQ(client_.TextsAndOffsets(), (Lines{{"a2", 3}, {"a3", 6}, {"b1", 9}, {"b2", 12}}));
   EXPECT_EQ(tailer->stats().checkpoint_pieces_missing, 0u);
 }
 
@@ -407,14 +419,11 @@ TEST_F(TailerTest, CopytruncateOfLinesNotReadYetReadsThemFromTheCopy) {
   auto tailer = MakeTailer("0.log");
   tailer->Rescan(now_);
   Append("0.log", "a2\na3 partial");  // not read yet
-  fs::copy_file(Path("0.log"), Path("0.log.1"));
-  fs::resize_file(Path("0.log"), 0);
+  Copytruncate("0.log", "0.log.1");
   Append("0.log", "b1 new\n");
   tailer->Poll(now_);
-  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "a3 partial", "b1 new"));
-  ASSERT_EQ(client_.lines.size(), 4u);
-  EXPECT_EQ(client_.lines[2].offset, 6u);
-  EXPECT_EQ(client_.lines[3].offset, 16u);  // after the copy's 16 bytes
+  EXPECT_EQ(client_.TextsAndOffsets(),  // "b1 new" after the copy's 16 bytes
+            (Lines{{"a1", 0}, {"a2", 3}, {"a3 partial", 6}, {"b1 new", 16}}));
   EXPECT_EQ(events_.truncations, 1u);
   // A checkpoint taken now names the copy for the old piece.
   std::vector<FilePiece> pieces = tailer->PiecesFor(Path("0.log"), 3);
@@ -436,14 +445,10 @@ TEST_F(TailerTest, ACopytruncateWhileARestartStillCatchesUpLosesNothing) {
   options_.max_read_per_call = 3;
   auto tailer = Restart("0.log");
   EXPECT_THAT(client_.Texts(), ElementsAre("a2"));
-  fs::copy_file(Path("0.log"), Path("0.log.2"));
-  fs::resize_file(Path("0.log"), 0);
+  Copytruncate("0.log", "0.log.2");
   Append("0.log", "c1\n");
   for (int i = 0; i < 10; ++i) tailer->Poll(now_);
-  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "b1", "b2", "c1"));
-  ASSERT_EQ(client_.lines.size(), 4u);
-  EXPECT_EQ(client_.lines[1].offset, 6u);
-  EXPECT_EQ(client_.lines[3].offset, 12u);
+  EXPECT_EQ(client_.TextsAndOffsets(), (Lines{{"a2", 3}, {"b1", 6}, {"b2", 9}, {"c1", 12}}));
   EXPECT_EQ(tailer->stats().truncations, 1u);
 }
 
@@ -462,28 +467,11 @@ TEST_F(TailerTest, ALiveFileEmptyAtARestartAndCopytruncatedDuringTheCatchUpLoses
   Append("0.log", "b1\nb2\n");
   tailer->Poll(now_);
   EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3"));
-  fs::copy_file(Path("0.log"), Path("0.log.2"));
-  fs::resize_file(Path("0.log"), 0);
+  Copytruncate("0.log", "0.log.2");
   Append("0.log", "c1 new\n");
   for (int i = 0; i < 10; ++i) tailer->Poll(now_);
-  EXPECT_THAT(client_.Texts(), ElementsAre("a2", "a3", "a4", "b1", "b2", "c1 new"));
-  ASSERT_EQ(client_.lines.size(), 6u);
-  EXPECT_EQ(client_.lines[3].offset, 12u);
-  EXPECT_EQ(client_.lines[5].offset, 18u);
-}
-
-// A plain truncation (no copy beside it) goes on at byte 0 of the file, as
-// before; a sibling with another head is not taken for its copy.
-TEST_F(TailerTest, ATruncationWithoutACopyIsNotReadFromAnotherSibling) {
-  Append("0.log", "a1\n");
-  Append("0.log.1", "older piece\nolder line\n");
-  auto tailer = MakeTailer("0.log");
-  tailer->Rescan(now_);
-  fs::resize_file(Path("0.log"), 0);
-  Append("0.log", "b1 new\n");
-  tailer->Poll(now_);
-  EXPECT_THAT(client_.Texts(), ElementsAre("a1", "b1 new"));
-  EXPECT_EQ(client_.lines[1].offset, 3u);
+  EXPECT_EQ(client_.TextsAndOffsets(),
+            (Lines{{"a2", 3}, {"a3", 6}, {"a4", 9}, {"b1", 12}, {"b2", 15}, {"c1 new", 18}}));
 }
 
 TEST_F(TailerTest, ACheckpointInAPieceTheKubeletGzippedSinceIsReadFromTheGz) {
@@ -654,11 +642,11 @@ TEST_P(TailerModelTest, EveryLineWrittenIsReadOnceInOrder) {
       if (fs::exists(Path("app.log"))) {
         if (head_seen && (!polled_since_write || pick(2) == 0)) {
           // logrotate's copy: what was not read yet is read from it
-          fs::copy_file(Path("app.log"), Path("app.log.copy" + std::to_string(++copies)));
+          Copytruncate("app.log", "app.log.copy" + std::to_string(++copies));
         } else {
           poll();  // no copy: what was not read would be lost
+          fs::resize_file(Path("app.log"), 0);
         }
-        fs::resize_file(Path("app.log"), 0);
         head_seen = false;
       }
     } else if (op < 92 && polled_since_write && pending_fragment.empty()) {  // delete

@@ -102,8 +102,11 @@ bool ParseLabels(const std::vector<std::string>& labels, std::map<std::string, s
   return true;
 }
 
-fp::StatusOr<std::shared_ptr<const fp::rules::RuleSet>> LoadRules(const std::string& dir) {
-  if (dir.empty()) return fp::rules::LoadEmbeddedRules();
+// `tests`: whether the embedded pack's rule tests are wanted (a --rules
+// directory is always loaded whole, so its tests are checked).
+fp::StatusOr<std::shared_ptr<const fp::rules::RuleSet>> LoadRules(const std::string& dir,
+                                                                  fp::rules::EmbeddedTests tests) {
+  if (dir.empty()) return fp::rules::LoadEmbeddedRules(tests);
   return fp::rules::LoadRuleDir(dir);
 }
 
@@ -233,7 +236,7 @@ int RunReplay(const ReplayArgs& args) {
               << args.fail_on << "'\n";
     return kExitError;
   }
-  auto rules = LoadRules(args.rules_dir);
+  auto rules = LoadRules(args.rules_dir, fp::rules::EmbeddedTests::kSkip);
   if (!rules.ok()) {
     std::cerr << "fingerprintd replay: rules: " << rules.status().message() << "\n";
     return kExitError;
@@ -290,7 +293,7 @@ int RunReplay(const ReplayArgs& args) {
 }
 
 int RunRulesCheck(const std::string& dir) {
-  auto rules = LoadRules(dir);
+  auto rules = LoadRules(dir, fp::rules::EmbeddedTests::kLoad);
   if (!rules.ok()) {
     std::cerr << rules.status().message() << "\n";
     return kExitError;
@@ -306,7 +309,7 @@ int RunRulesCheck(const std::string& dir) {
 }
 
 int RunRulesTest(const std::string& dir) {
-  auto rules = LoadRules(dir);
+  auto rules = LoadRules(dir, fp::rules::EmbeddedTests::kLoad);
   if (!rules.ok()) {
     std::cerr << rules.status().message() << "\n";
     return kExitError;

@@ -696,8 +696,8 @@ class Daemon {
         next.http_listen = config_.http_listen;
       }
     }
-    auto rules =
-        next.rules_dir.empty() ? rules::LoadEmbeddedRules() : rules::LoadRuleDir(next.rules_dir);
+    auto rules = next.rules_dir.empty() ? rules::LoadEmbeddedRules(rules::EmbeddedTests::kSkip)
+                                        : rules::LoadRuleDir(next.rules_dir);
     if (!rules.ok()) {
       metrics_.RuleReloadFailed();
       spdlog::error("reload: rules: {}; keeping the running rules", rules.status().message());
@@ -777,7 +777,7 @@ int RunDaemon(const RunCommands& commands) {
     return kExitUsage;
   }
   SetUpLogging(*config);
-  auto rules = config->rules_dir.empty() ? rules::LoadEmbeddedRules()
+  auto rules = config->rules_dir.empty() ? rules::LoadEmbeddedRules(rules::EmbeddedTests::kSkip)
                                          : rules::LoadRuleDir(config->rules_dir);
   if (!rules.ok()) {
     spdlog::error("rules: {}", rules.status().message());

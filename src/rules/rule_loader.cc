@@ -656,10 +656,39 @@ StatusOr<std::shared_ptr<const RuleSet>> LoadRuleDir(const std::string& dir) {
   return LoadRuleTexts(files);
 }
 
-StatusOr<std::shared_ptr<const RuleSet>> LoadEmbeddedRules() {
+namespace {
+
+// `text` with the lines of its top-level `tests:` key emptied (the key's line
+// up to the next top-level key or the end), so that every other line keeps
+// its number in an error message.
+std::string WithoutTests(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_tests = false;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    end = end == std::string_view::npos ? text.size() : end + 1;
+    const std::string_view line = text.substr(at, end - at);
+    const bool top_level_key =
+        !line.empty() && line[0] != ' ' && line[0] != '#' && line[0] != '\n' && line[0] != '\r';
+    if (top_level_key) in_tests = line.starts_with("tests:");
+    if (in_tests) {
+      if (line.back() == '\n') out += '\n';
+    } else {
+      out.append(line);
+    }
+    at = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const RuleSet>> LoadEmbeddedRules(EmbeddedTests tests) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& [name, text] : EmbeddedRuleFiles()) {
-    files.emplace_back("rules/" + std::string(name), std::string(text));
+    files.emplace_back("rules/" + std::string(name),
+                       tests == EmbeddedTests::kLoad ? std::string(text) : WithoutTests(text));
   }
   return LoadRuleTexts(files);
 }

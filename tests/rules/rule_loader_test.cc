@@ -257,5 +257,54 @@ TEST(RuleLoaderTest, EmbeddedPackLoads) {
   EXPECT_NE((*result)->Find("deepgemm-unknown-sf-transformation"), nullptr);
 }
 
+// Replay and the daemon load the embedded pack without its rule tests, which
+// are two thirds of its YAML: everything else must be what the whole pack gives.
+TEST(RuleLoaderTest, EmbeddedPackWithoutTestsIsThePackLessItsTests) {
+  auto whole = LoadEmbeddedRules(EmbeddedTests::kLoad);
+  auto lean = LoadEmbeddedRules(EmbeddedTests::kSkip);
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_TRUE(lean.ok()) << lean.status().message();
+  const RuleSet& a = **whole;
+  const RuleSet& b = **lean;
+  ASSERT_EQ(a.rules().size(), b.rules().size());
+  size_t tests = 0;
+  for (size_t i = 0; i < a.rules().size(); ++i) {
+    const Rule& x = a.rules()[i];
+    const Rule& y = b.rules()[i];
+    SCOPED_TRACE(x.id);
+    tests += x.tests.size();
+    EXPECT_TRUE(y.tests.empty());
+    EXPECT_EQ(x.id, y.id);
+    EXPECT_EQ(x.title, y.title);
+    EXPECT_EQ(x.rule_class, y.rule_class);
+    EXPECT_EQ(x.severity, y.severity);
+    EXPECT_EQ(x.library, y.library);
+    EXPECT_EQ(x.phase, y.phase);
+    EXPECT_EQ(x.maxspan_us, y.maxspan_us);
+    EXPECT_EQ(x.window_us, y.window_us);
+    EXPECT_EQ(x.fallback, y.fallback);
+    EXPECT_EQ(x.symptom_stage, y.symptom_stage);
+    EXPECT_EQ(x.traceback.has_value(), y.traceback.has_value());
+    EXPECT_EQ(x.unless.size(), y.unless.size());
+    EXPECT_EQ(x.facts, y.facts);
+    EXPECT_EQ(x.explanation, y.explanation);
+    EXPECT_EQ(x.remediation, y.remediation);
+    EXPECT_EQ(x.file, y.file);
+    ASSERT_EQ(x.stages.size(), y.stages.size());
+    for (size_t k = 0; k < x.stages.size(); ++k) {
+      EXPECT_EQ(x.stages[k].id, y.stages[k].id);
+      EXPECT_EQ(x.stages[k].level, y.stages[k].level);
+      EXPECT_EQ(x.stages[k].patterns, y.stages[k].patterns);
+    }
+  }
+  EXPECT_GT(tests, a.rules().size());  // the whole pack has them: the test compares something
+  EXPECT_EQ(a.Atoms(), b.Atoms());
+  ASSERT_EQ(a.facts().size(), b.facts().size());
+  for (size_t i = 0; i < a.facts().size(); ++i) {
+    EXPECT_EQ(a.facts()[i].name, b.facts()[i].name);
+    EXPECT_EQ(a.facts()[i].patterns, b.facts()[i].patterns);
+  }
+}
+
 }  // namespace
 }  // namespace fingerprintd::rules

@@ -118,6 +118,14 @@ class SourceParser {
   // The next line fed starts at byte `offset` and has `lines_before` lines
   // before it (a restart at a checkpoint, or a gap in the input).
   void Seek(uint64_t offset, uint64_t lines_before);
+  // Leaves the parser's times as parsing a line of `worker` would that a
+  // prefix chain or a header names, dated `time_us` by its header (or by no
+  // time at all: has_time false), naming no rank, with nothing held before
+  // and the traceback assembler left idle: the stream's and the source's last
+  // time, and no rank-naming header for raw lines to follow. The catch-up of
+  // skipped quiet lines (pipeline/quiet_lines.h) calls it instead of parsing
+  // a template line again.
+  void FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us);
   // Lowers *pos to the earliest line still held: a record being joined from
   // CRI/Docker partials, an open or pending traceback. Reading again from
   // there reproduces what is held (the checkpoint's safe position).

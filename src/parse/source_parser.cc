@@ -583,6 +583,22 @@ void SourceParser::LowestHeld(SourcePosition* pos) const {
   impl_->assembler.LowestHeld(pos);
 }
 
+// What Impl::Process sets for such a line, step by step: the worker its
+// chain or header names (no header names a rank); header_worker cleared
+// (consumed > 0 or has_header); with a time, the stream's and the source's
+// last time; the idle assembler keeps nothing of a line that is no frame,
+// traceback header or exception line; the record goes to the sink, which
+// takes no record while the pipeline catches up.
+void SourceParser::FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us) {
+  Impl& p = *impl_;
+  if (has_time) {
+    if (worker.id >= p.last_time.size()) p.last_time.resize(worker.id + 1, kNoTime);
+    p.last_time[worker.id] = time_us;
+    p.source_last_time = time_us;
+  }
+  p.header_worker = nullptr;
+}
+
 void SourceParser::Seek(uint64_t offset, uint64_t lines_before) {
   impl_->offset = offset;
   impl_->line_number = lines_before;

@@ -285,10 +285,14 @@ struct Pipeline::Impl {
     if (!s.quiet->behind()) return;
     s.catching_up = true;
     s.parser_events->muted = true;
-    s.quiet->CatchUp([&](std::string_view line, uint64_t offset, uint64_t lines_before) {
-      s.parser->Seek(offset, lines_before);
-      s.parser->Feed(line);
-    });
+    s.quiet->CatchUp(
+        [&](std::string_view line, uint64_t offset, uint64_t lines_before) {
+          s.parser->Seek(offset, lines_before);
+          s.parser->Feed(line);
+        },
+        [&](const WorkerInfo& worker, bool has_time, int64_t time_us) {
+          s.parser->FollowLine(worker, has_time, time_us);
+        });
     s.parser->Seek(s.next.offset, s.next.line);
     s.parser_events->muted = false;
     s.catching_up = false;

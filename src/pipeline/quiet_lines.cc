@@ -175,6 +175,23 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
   return true;
 }
 
+// The template whose raw prefix chain is the longest that `content` starts
+// with and continues past (bare ones, whose chain is empty, when `bare`).
+// The chain's visible end (probe word 0, inside the chain) is compared first.
+const QuietLines::Template* QuietLines::LongestChain(std::string_view content, bool bare) const {
+  const Template* chain = nullptr;
+  for (const Template& t : templates_) {
+    const size_t n = t.shape.chain_end;
+    if ((t.shape.bare && !bare) || (chain != nullptr && n <= chain->shape.chain_end) ||
+        content.size() <= n) {
+      continue;
+    }
+    if (t.probe_at[0] + 8 <= n && Word(content.data() + t.probe_at[0]) != t.probe[0]) continue;
+    if (std::memcmp(content.data(), t.shape.head.data(), n) == 0) chain = &t;
+  }
+  return chain;
+}
+
 bool QuietLines::MayDefer(std::string_view line, const WorkerInfo** worker) {
   if (!behind_ || line.size() > max_line_bytes_ || !hints_->covers_quiet_triggers()) return false;
   const bool cri = envelope_ == parse::Envelope::kCri;
@@ -184,14 +201,7 @@ bool QuietLines::MayDefer(std::string_view line, const WorkerInfo** worker) {
   int64_t envelope_time = 0;
   int32_t zone = 0;
   if (!Content(line, &content, &envelope_time, &zone)) return false;
-  const Template* chain = nullptr;
-  for (const Template& t : templates_) {
-    const size_t n = t.shape.chain_end;
-    if ((chain == nullptr || n > chain->shape.chain_end) && content.size() > n &&
-        std::memcmp(content.data(), t.shape.head.data(), n) == 0) {
-      chain = &t;
-    }
-  }
+  const Template* chain = LongestChain(content, /*bare=*/true);
   if (chain == nullptr) return false;
   // The parser sees the chain and then this text (printable ASCII, so as is):
   // a header that dates the line (or a CRI envelope that does) and names no
@@ -380,14 +390,7 @@ const QuietLines::Template* QuietLines::Retime(std::string_view line, std::strin
                                                int64_t envelope_time, int32_t zone) {
   const bool cri = envelope_ == parse::Envelope::kCri;
   if (!cri && envelope_ != parse::Envelope::kPlain) return nullptr;
-  const Template* chain = nullptr;
-  for (const Template& t : templates_) {
-    const size_t n = t.shape.chain_end;
-    if (!t.shape.bare && (chain == nullptr || n > chain->shape.chain_end) && content.size() > n &&
-        std::memcmp(content.data(), t.shape.head.data(), n) == 0) {
-      chain = &t;
-    }
-  }
+  const Template* chain = LongestChain(content, /*bare=*/false);
   if (chain == nullptr) return nullptr;
   const size_t chain_end = chain->shape.chain_end;
   const std::string_view rest = content.substr(chain_end);

@@ -17,7 +17,7 @@
 //   Skipped(...)       -> remembered for the catch-up
 //   MayDefer(line)     -> a line about to be parsed needs no catch-up first
 //   Parsed(...)        -> ... and is remembered for the catch-up in turn
-//   CatchUp(feed)      -> before the parser next parses another line, or ends
+//   CatchUp(...)       -> before the parser next parses another line, or ends
 //   Learn(line, ...)   -> after a line the parser processed, when it may stand for others
 //
 // What a skipped line would have changed in the parser is its process's and
@@ -27,13 +27,12 @@
 // records muted, one line per process in the place of the last timed line
 // skipped for it, in line order, so the last one re-fed stands for the last
 // line skipped: the template line (a skippable line itself, so feeding it
-// changes nothing else), or a copy of the line when its envelope time is its
-// own. A line that is parsed while lines are skipped before it reads none of
-// those times when it is dated by its own header or envelope, names a known
-// process by a template's raw prefix chain and holds no trigger, so that the
-// parser holds nothing after it (MayDefer; an atom is the engine's business);
-// it then joins the catch-up as a copy, in its place, so what it set is not
-// undone by lines re-fed for earlier ones.
+// changes nothing else; what it sets, SourceParser::FollowLine sets without
+// parsing it), or a copy of the line when its envelope time is its own. A line that is parsed while
+// lines are skipped before it reads none of those times when it is dated by its own header or
+// envelope, names a known process by a template's raw prefix chain and holds no trigger, so that
+// the parser holds nothing after it (MayDefer; an atom is the engine's business); it then joins the
+// catch-up as a copy, in its place, so what it set is not undone by lines re-fed for earlier ones.
 //
 // Most re-feeds would set what the parser already has: within one second
 // every process's last time is that second. So QuietLines follows what the
@@ -98,9 +97,13 @@ class QuietLines {
   // Whether lines may be skipped, deferred or learnt now: the current read
   // buffer was searched (parse::AtomHints), or lines are behind.
   bool active() const { return behind_ || hints_->searched(); }
-  // Calls feed(line, offset, lines_before) for the lines to re-feed, in order.
-  template <typename Feed>
-  void CatchUp(Feed&& feed);
+  // Brings the parser up to date, in line order: a line standing for a
+  // skipped one is a template's, so follow(worker, has_time, time_us)
+  // (SourceParser::FollowLine) sets what parsing it again would; a copy
+  // (an envelope-timed line, a deferred one, a template since replaced) is
+  // re-fed whole with feed(line, offset, lines_before).
+  template <typename Feed, typename Follow>
+  void CatchUp(Feed&& feed, Follow&& follow);
 
   // Whether `line`, about to be parsed, may be parsed before CatchUp(): see
   // above. *worker is the process it names.
@@ -143,6 +146,7 @@ class QuietLines {
                int32_t* zone) const;
   size_t EnvelopeTime(std::string_view line, int64_t* time_us, int32_t* zone) const;
   Behind& TimedFor(const WorkerInfo* worker);
+  const Template* LongestChain(std::string_view content, bool bare) const;
   // Entries pointing at `tmpl` (null: at any template), about to change,
   // keep a copy of its line instead.
   void Detach(const Template* tmpl = nullptr);
@@ -224,12 +228,16 @@ inline void QuietLines::Skipped(const Skip& skip, std::string_view line, uint64_
   if (b.use_copy) b.copy.assign(line.data(), line.size());
 }
 
-template <typename Feed>
-void QuietLines::CatchUp(Feed&& feed) {
+template <typename Feed, typename Follow>
+void QuietLines::CatchUp(Feed&& feed, Follow&& follow) {
   if (!behind_) return;
   behind_ = false;
   auto refeed = [&](const Behind& b) {
-    feed(std::string_view(b.use_copy ? b.copy : b.tmpl->line), b.offset, b.lines_before);
+    if (b.use_copy) {
+      feed(std::string_view(b.copy), b.offset, b.lines_before);
+    } else {
+      follow(*b.tmpl->shape.worker, &b != &untimed_, b.time_us);
+    }
     rank_header_ = false;
   };
   std::vector<const Behind*>& order = catch_up_order_;  // kept: one allocation, not one per call

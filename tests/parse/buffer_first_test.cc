@@ -457,6 +457,28 @@ TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsin
   EXPECT_GT(skipped * 4, lines);
 }
 
+// SGLang names a rank only in a record's header, and raw lines after it are
+// that record's (source_parser.cc). A prefixed line after the header ends the
+// record, also when it is skipped: the catch-up before the next parsed line
+// must leave the parser as parsing the skipped line would (FollowLine), so a
+// raw exception line after the skipped lines is not taken for the SGLang rank's.
+TEST(BufferFirstTest, ARawErrorAfterSkippedLinesIsNotTheRankAnEarlierSglangHeaderNamed) {
+  const std::string quiet =
+      "\x1b[0;36m(Worker_TP0 pid=7)\x1b[0;0m INFO 03-04 10:00:00 [a.py:1] warming up\n";
+  std::string log;
+  for (int i = 0; i < 12; ++i) log += quiet;  // the envelope is decided after 8 lines
+  log += "[2026-03-04 10:00:00 TP1] Load weight begin. avail mem=88.10 GB\n";
+  for (int i = 0; i < 3; ++i) log += quiet;
+  log +=
+      "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/layout.hpp:60): "
+      "Unknown SF transformation\n";
+  const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20);
+  const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20);
+  ExpectSamePipelineRuns(oracle, fast, "sglang header, then skipped lines");
+  EXPECT_GT(fast.skipped, 0u);    // the lines after the header took the skip path
+  EXPECT_NE(oracle.changes, "");  // an incident, whose workers the test compares
+}
+
 // Lines of a process in a new second are re-timed from its template without
 // the parser (pipeline/quiet_lines.h, Retime): their year must be the
 // parser's. Plain: guessed from the mtime, also where it flips to the year

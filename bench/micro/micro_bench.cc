@@ -31,6 +31,7 @@
 #include "parse/ansi.h"
 #include "parse/header.h"
 #include "parse/prefix.h"
+#include "parse/quiet_line.h"
 #include "rules/buffer_matcher.h"
 #include "rules/literal_scanner.h"
 
@@ -154,25 +155,41 @@ void BM_LiteralScannerFindAllPerBuffer(benchmark::State& state) {
 }
 BENCHMARK(BM_LiteralScannerFindAllPerBuffer);
 
-// Buffer-first matching: every atom occurrence of each 1 MiB read buffer of
-// the raw file, with the engine the build chose (Hyperscan or the scanner).
+// Buffer-first matching: every occurrence of the atoms and quiet-line
+// triggers replay searches (BufferMatcher::Searched, 136 literals) in each
+// 1 MiB read buffer of the raw file. Arg 0: the engine (SimdLiteralSearch with
+// AVX2; the LiteralScanner on a CPU without); 1: Hyperscan (skipped where the
+// build has none); 2: the LiteralScanner, what a CPU without AVX2 runs.
 void BM_BufferMatcherSearch(benchmark::State& state) {
   const Corpus& c = GetCorpus();
-  rules::BufferMatcher matcher(Pack()->Atoms());
+  const std::vector<std::string> atoms = parse::WithQuietLineTriggers(Pack()->Atoms());
+  const auto engine = state.range(0) == 1 ? rules::BufferMatcher::Engine::kHyperscan
+                                          : rules::BufferMatcher::Engine::kOwn;
+  if (engine == rules::BufferMatcher::Engine::kHyperscan && !rules::BufferMatcher::HasHyperscan()) {
+    state.SkipWithError("built without Hyperscan");
+    return;
+  }
+  rules::BufferMatcher matcher(atoms, engine);
   rules::BufferMatcher::Scratch scratch(matcher);
+  const rules::LiteralScanner scanner(rules::BufferMatcher::Searched(atoms));
   constexpr size_t kBuffer = 1 << 20;
   std::vector<size_t> ends;
   for (auto _ : state) {
     ends.clear();
     for (size_t at = 0; at < c.text.size(); at += kBuffer) {
-      matcher.Search(std::string_view(c.text).substr(at, kBuffer), &ends, &scratch);
+      const std::string_view buffer = std::string_view(c.text).substr(at, kBuffer);
+      if (state.range(0) == 2) {
+        scanner.FindEnds(buffer, &ends);
+      } else {
+        matcher.Search(buffer, &ends, &scratch);
+      }
     }
     benchmark::DoNotOptimize(ends.size());
   }
-  state.SetLabel(rules::BufferMatcher::EngineName());
+  state.SetLabel(state.range(0) == 2 ? "literal-scanner" : matcher.engine_name());
   SetThroughput(state, c.text.size(), c.lines.size());
 }
-BENCHMARK(BM_BufferMatcherSearch);
+BENCHMARK(BM_BufferMatcherSearch)->Arg(0)->Arg(1)->Arg(2);
 
 // The own scanner as the buffer-first fallback, same buffers.
 void BM_LiteralScannerFindEndsPerBuffer(benchmark::State& state) {

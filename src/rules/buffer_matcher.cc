@@ -41,7 +41,6 @@ std::shared_ptr<const BufferMatcher> BufferMatcher::ForAtoms(
 }
 
 #ifdef FINGERPRINTD_HAVE_HYPERSCAN
-
 namespace {
 
 int OnHyperscanMatch(unsigned int /*id*/, unsigned long long /*from*/, unsigned long long to,
@@ -50,12 +49,7 @@ int OnHyperscanMatch(unsigned int /*id*/, unsigned long long /*from*/, unsigned 
   return 0;
 }
 
-}  // namespace
-
-BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms) {
-  const std::vector<std::string> atoms = Searched(all_atoms);
-  if (atoms.empty()) return;
-  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
+void* CompileHyperscan(const std::vector<std::string>& atoms) {
   std::vector<const char*> expressions;
   std::vector<size_t> lengths;
   std::vector<unsigned> flags, ids;
@@ -71,60 +65,99 @@ BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms) {
                            static_cast<unsigned>(atoms.size()), HS_MODE_BLOCK, nullptr, &db,
                            &error) != HS_SUCCESS) {
     hs_free_compile_error(error);
-    return;
+    return nullptr;
   }
-  hs_database_ = db;
-  ok_ = true;
+  return db;
 }
 
-BufferMatcher::~BufferMatcher() { hs_free_database(static_cast<hs_database_t*>(hs_database_)); }
+}  // namespace
+#endif
 
-const char* BufferMatcher::EngineName() { return "hyperscan"; }
+bool BufferMatcher::HasHyperscan() {
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+  return true;
+#else
+  return false;
+#endif
+}
+
+BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms, Engine engine)
+    : engine_(engine) {
+  const std::vector<std::string> atoms = Searched(all_atoms);
+  if (atoms.empty()) return;
+  for (const std::string& atom : atoms) {
+    for (char c : atom) {
+      if (static_cast<unsigned char>(c) >= 0x80) return;  // not ASCII (RuleSet::Atoms never is)
+    }
+    longest_ = std::max(longest_, atom.size());
+  }
+  if (engine_ == Engine::kOwn) {
+    if (SimdLiteralSearch::UsesAvx2()) {
+      search_ = SimdLiteralSearch(atoms);
+    } else {
+      scanner_ = LiteralScanner(atoms);
+    }
+    ok_ = true;
+    return;
+  }
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+  hs_database_ = CompileHyperscan(atoms);
+  ok_ = hs_database_ != nullptr;
+#endif
+}
+
+BufferMatcher::~BufferMatcher() {
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+  hs_free_database(static_cast<hs_database_t*>(hs_database_));
+#endif
+}
+
+const char* BufferMatcher::engine_name() const {
+  if (engine_ == Engine::kHyperscan) return "hyperscan";
+  return SimdLiteralSearch::UsesAvx2() ? "simd-literal-search" : "literal-scanner";
+}
 
 BufferMatcher::Scratch::Scratch(const BufferMatcher& matcher) {
-  if (!matcher.ok_) return;
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+  if (matcher.hs_database_ == nullptr) return;
   hs_scratch_t* scratch = nullptr;
   if (hs_alloc_scratch(static_cast<const hs_database_t*>(matcher.hs_database_), &scratch) ==
       HS_SUCCESS) {
     hs_scratch_ = scratch;
   }
+#else
+  (void)matcher;
+#endif
 }
 
-BufferMatcher::Scratch::~Scratch() { hs_free_scratch(static_cast<hs_scratch_t*>(hs_scratch_)); }
+BufferMatcher::Scratch::~Scratch() {
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+  hs_free_scratch(static_cast<hs_scratch_t*>(hs_scratch_));
+#endif
+}
 
 bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends,
                            Scratch* scratch) const {
-  if (!ok_ || scratch->hs_scratch_ == nullptr) return false;
+  if (!ok_) return false;
+  if (engine_ == Engine::kOwn) {
+    if (SimdLiteralSearch::UsesAvx2()) {
+      search_.FindEnds(buffer, ends);
+    } else {
+      scanner_.FindEnds(buffer, ends);
+    }
+    return true;
+  }
+#ifdef FINGERPRINTD_HAVE_HYPERSCAN
+  if (scratch->hs_scratch_ == nullptr) return false;
   if (buffer.size() > std::numeric_limits<unsigned>::max()) return false;
   return hs_scan(static_cast<const hs_database_t*>(hs_database_), buffer.data(),
                  static_cast<unsigned>(buffer.size()), 0,
                  static_cast<hs_scratch_t*>(scratch->hs_scratch_), OnHyperscanMatch,
                  ends) == HS_SUCCESS;
-}
-
-#else  // !FINGERPRINTD_HAVE_HYPERSCAN
-
-BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms) {
-  const std::vector<std::string> atoms = Searched(all_atoms);
-  if (atoms.empty()) return;
-  for (const std::string& atom : atoms) longest_ = std::max(longest_, atom.size());
-  scanner_ = LiteralScanner(atoms);
-  ok_ = true;
-}
-
-BufferMatcher::~BufferMatcher() = default;
-
-const char* BufferMatcher::EngineName() { return "literal-scanner"; }
-
-BufferMatcher::Scratch::Scratch(const BufferMatcher&) {}
-BufferMatcher::Scratch::~Scratch() = default;
-
-bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends, Scratch*) const {
-  if (!ok_) return false;
-  scanner_.FindEnds(buffer, ends);
-  return true;
-}
-
+#else
+  (void)scratch;
+  return false;
 #endif
+}
 
 }  // namespace fingerprintd::rules

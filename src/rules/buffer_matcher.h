@@ -17,15 +17,29 @@
 // triggers that is 136 literals of 221, and the search costs 14% less
 // (callgrind, bench/README.md).
 //
-// The engine: Hyperscan (Debian's libhyperscan-dev; libvectorscan-dev
-// elsewhere) when the build found it (FINGERPRINTD_HAVE_HYPERSCAN), else
-// LiteralScanner::FindEnds over the whole buffer, with the same results.
-// Measured on the bench mix (bench/README.md, issue 15; BM_BufferMatcherSearch
-// against BM_LiteralScannerFindEndsPerBuffer, same 1 MiB buffers, CPU time on
-// the shared 2-core VM): Hyperscan 1.28-1.40 GB/s, the scanner 0.85-0.90 GB/s,
-// so Hyperscan is used where it exists. Searching each atom's rarest 8-byte
-// window instead of the whole atom (fewer, rarer literals) measured no faster
-// and was dropped. Neither reaches the 5+ GB/s a 2 GB/s replay needs from it.
+// The engine: SimdLiteralSearch (simd_literal_search.h), the project's own
+// AVX2 filter (nibble masks for literals under 7 bytes, hashed 4- and 8-byte
+// windows probed every 4 bytes for the others) with exact verification, on
+// any CPU with AVX2 (checked at run time; the build targets plain x86-64).
+// Without AVX2, and off x86, the LiteralScanner does the search, with the
+// same results. Measured on the bench mix (bench/README.md, "Own matcher"),
+// the 136 literals replay searches:
+//
+//   callgrind, replay --quiet of the 8 MiB files: the search 36.0 M
+//   instructions with Hyperscan, 16.1 M with SimdLiteralSearch (plain; CRI
+//   34.0 M -> 15.6 M), ReplayGroup 84.6 M -> 64.4 M (CRI 85.8 M -> 67.0 M);
+//   building the matcher at start-up (MatcherFor) 22.9 M -> 4.6 M.
+//   BM_BufferMatcherSearch (CPU time, 4 MiB in 1 MiB buffers, shared VM):
+//   SimdLiteralSearch 1.8-2.4 ms, Hyperscan 3.5-4.2 ms, LiteralScanner
+//   10.2-11.3 ms.
+//
+// Hyperscan's cost grows with the number of literals (0.2-0.7 M each here);
+// the own filter's is mostly fixed per 32-byte block (about 50 instructions)
+// plus the few candidates. Hyperscan stays as Engine::kHyperscan where the
+// build links it (FINGERPRINTD_HAVE_HYPERSCAN), only so that the benchmark
+// and the tests can compare against it; replay does not use it, so a build
+// without libhs loses nothing. Dropping the library from the build and the
+// images is the build's owner's call.
 //
 // Threading: a BufferMatcher is immutable once built and may be shared; a
 // Scratch belongs to one thread.
@@ -38,27 +52,36 @@
 #include <vector>
 
 #include "rules/literal_scanner.h"
+#include "rules/simd_literal_search.h"
 
 namespace fingerprintd::rules {
 
 class BufferMatcher {
  public:
+  enum class Engine {
+    kOwn,        // SimdLiteralSearch with AVX2, else LiteralScanner
+    kHyperscan,  // hs_scan where the build has it (HasHyperscan()), else not ok()
+  };
   // `atoms` are lowercased ASCII literals without '\n' (RuleSet::Atoms()).
-  explicit BufferMatcher(const std::vector<std::string>& atoms);
+  explicit BufferMatcher(const std::vector<std::string>& atoms, Engine engine = Engine::kOwn);
   ~BufferMatcher();
   BufferMatcher(const BufferMatcher&) = delete;
   BufferMatcher& operator=(const BufferMatcher&) = delete;
 
-  // The matcher of `atoms`, compiled once and shared while the same atoms are
-  // asked for again (a Hyperscan compile of the pack costs ~10 ms; rule
-  // tests and the fuzzer replay many small texts with one pack). Thread-safe.
+  // The matcher of `atoms` (Engine::kOwn), built once and shared while the
+  // same atoms are asked for again (for the pack, Searched() and the build
+  // cost 4.6 M instructions, about 1.5 ms; rule tests and the fuzzer replay
+  // many small texts with one pack). Thread-safe.
   static std::shared_ptr<const BufferMatcher> ForAtoms(const std::vector<std::string>& atoms);
 
   // False when there is nothing to search with (no atoms, an atom with a
-  // newline, or the engine failed to compile): callers then vouch for no line.
+  // newline or a non-ASCII byte, or the engine failed to compile): callers
+  // then vouch for no line.
   bool ok() const { return ok_; }
-  // "hyperscan" or "literal-scanner".
-  static const char* EngineName();
+  // "simd-literal-search", "literal-scanner" (kOwn without AVX2) or "hyperscan".
+  const char* engine_name() const;
+  // True if the build links Hyperscan (FINGERPRINTD_HAVE_HYPERSCAN).
+  static bool HasHyperscan();
   // The length of the longest searched atom (1 when there are none): two
   // searches of a buffer's parts overlapping by one less find every occurrence.
   size_t longest() const { return longest_; }
@@ -88,8 +111,10 @@ class BufferMatcher {
  private:
   bool ok_ = false;
   size_t longest_ = 1;
+  Engine engine_;
   void* hs_database_ = nullptr;
-  LiteralScanner scanner_;  // without Hyperscan
+  SimdLiteralSearch search_;  // Engine::kOwn with AVX2
+  LiteralScanner scanner_;    // Engine::kOwn without
 };
 
 }  // namespace fingerprintd::rules

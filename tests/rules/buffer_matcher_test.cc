@@ -1,5 +1,5 @@
-// BufferMatcher (Hyperscan, or the LiteralScanner without it) reports the end
-// of exactly the occurrences of the searched atoms (those holding no other)
+// BufferMatcher (its own SimdLiteralSearch, and Hyperscan where the build has
+// it) reports the end of exactly the occurrences of the searched atoms (those holding no other)
 // a naive case-insensitive search finds, over whole buffers: at the edges,
 // overlapping, in any case, many per buffer; and a text holds one of them
 // exactly when it holds any atom.
@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "parse/quiet_line.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::rules {
@@ -54,9 +55,15 @@ std::string RandomTextWithAtoms(std::mt19937& rng, const std::vector<std::string
   return text;
 }
 
+std::vector<BufferMatcher::Engine> Engines() {
+  std::vector<BufferMatcher::Engine> engines = {BufferMatcher::Engine::kOwn};
+  if (BufferMatcher::HasHyperscan()) engines.push_back(BufferMatcher::Engine::kHyperscan);
+  return engines;
+}
+
 TEST(BufferMatcherTest, ReportsTheEndOfEveryOccurrence) {
   BufferMatcher matcher({"unknown sf transformation", "keyerror: '", "out of memory"});
-  ASSERT_TRUE(matcher.ok()) << BufferMatcher::EngineName();
+  ASSERT_TRUE(matcher.ok()) << matcher.engine_name();
   const std::string text = "KeyError: 'x'\nCUDA Out Of Memory\nout of memoryout of memory";
   EXPECT_EQ(Ends(matcher, text),
             NaiveEnds({"unknown sf transformation", "keyerror: '", "out of memory"}, text));
@@ -83,9 +90,12 @@ TEST(BufferMatcherTest, TwoPartsOverlappingByTheLongestAtomLessOneFindEveryOccur
   }
 }
 
-TEST(BufferMatcherTest, NoAtomsOrAnAtomWithANewlineIsNotOk) {
-  EXPECT_FALSE(BufferMatcher({}).ok());
-  EXPECT_FALSE(BufferMatcher({"a\nb"}).ok());
+TEST(BufferMatcherTest, NoAtomsOrAnAtomWithANewlineOrANonAsciiByteIsNotOk) {
+  for (BufferMatcher::Engine engine : Engines()) {
+    EXPECT_FALSE(BufferMatcher({}, engine).ok());
+    EXPECT_FALSE(BufferMatcher({"a\nb"}, engine).ok());
+    EXPECT_FALSE(BufferMatcher({"exit", "caf\xc3\xa9"}, engine).ok());
+  }
 }
 
 TEST(BufferMatcherTest, AgreesWithANaiveSearchOnRandomBuffersWithThePacksAtoms) {
@@ -131,6 +141,37 @@ TEST(BufferMatcherTest, ATextHoldingAnyOfThePacksAtomsHoldsAReportedEnd) {
       const bool end_inside = end != ends.end() && *end <= hi;
       if (holds_atom) {
         EXPECT_TRUE(end_inside) << "round " << round << " [" << lo << ", " << hi << ")";
+      }
+    }
+  }
+}
+
+// What replay searches: the pack's atoms and the quiet-line triggers, in
+// random buffers with bytes of every value, ESC and newlines, planted in
+// random case, also as a buffer's first and last bytes.
+TEST(BufferMatcherTest, EveryEngineAgreesWithANaiveSearchOnReplaysLiterals) {
+  const std::vector<std::string> atoms =
+      parse::WithQuietLineTriggers(testing::EmbeddedRules()->Atoms());
+  const std::vector<std::string> searched = BufferMatcher::Searched(atoms);
+  ASSERT_EQ(searched.size(), 136u);
+  for (BufferMatcher::Engine engine : Engines()) {
+    BufferMatcher matcher(atoms, engine);
+    ASSERT_TRUE(matcher.ok()) << matcher.engine_name();
+    std::mt19937 rng(20261201);
+    for (int round = 0; round < 300; ++round) {
+      std::string text = RandomTextWithAtoms(rng, searched, 5000, 30);
+      for (char& c : text) {
+        if (rng() % 16 == 0) c = static_cast<char>(rng());
+      }
+      if (round % 3 == 0) text = searched[rng() % searched.size()] + text;
+      if (round % 4 == 0) text += searched[rng() % searched.size()];
+      ASSERT_EQ(Ends(matcher, text), NaiveEnds(searched, text))
+          << matcher.engine_name() << " round " << round;
+    }
+    for (const std::string& literal : searched) {  // the whole buffer, and at both edges
+      for (const std::string& text :
+           {literal, literal + " x", "x " + literal, std::string(37, 'q') + literal}) {
+        ASSERT_EQ(Ends(matcher, text), NaiveEnds(searched, text)) << matcher.engine_name();
       }
     }
   }

@@ -1,0 +1,142 @@
+// SimdLiteralSearch: finds the end of every occurrence of a fixed set of ASCII
+// literals in a whole buffer, case-insensitively. The engine of
+// rules::BufferMatcher (buffer_matcher.h), built for buffers that hold almost
+// no occurrence: its cost is the first pass, a filter over 32 bytes at a time,
+// and the exact check of the few positions the filter lets through.
+//
+//   SimdLiteralSearch search({"error", "unknown sf transformation"});
+//   std::vector<size_t> ends;
+//   search.FindEnds(buffer, &ends);   // appends, unordered
+//
+// Two filters, chosen by a literal's length, each run over 16 KiB of the
+// buffer in turn (one loop doing both would not keep its constants in the 16
+// vector registers):
+//
+// - Window probes, for literals of 7 bytes or more. The text's words at
+//   offsets 0, 4, 8, ... are case-folded (`| 0x20` on every byte), hashed and
+//   tested in a 2^17-bit bitmap (16 KiB). An occurrence of a literal of
+//   length L covers one w-byte window starting at such an offset whenever
+//   L >= w + 3, and that window is the literal's window at offset k, k+1,
+//   k+2 or k+3 for any k <= L - w - 3. So each literal registers only those
+//   four windows, with k chosen where they are rarest in log text (a
+//   byte-and-bigram frequency estimate), not necessarily at its start.
+//   Literals of 11 bytes or more use 8-byte windows (two words, hashes
+//   xored), which ordinary text rarely repeats; those of 7 to 10 bytes use
+//   4-byte windows in a bitmap of their own. With AVX2 a 32-byte block costs
+//   two loads, two multiplies and one gather per bitmap.
+// - Nibble masks, for literals shorter than 7 bytes: the "Teddy" idea over F
+//   consecutive bytes (F = 3, less when a literal is shorter). Each literal
+//   picks its rarest F-byte fingerprint; literals go into 8 buckets (one bit
+//   each, few per bucket, chosen to keep the masks' false candidates low);
+//   for every fingerprint position two 16-entry tables give, for a byte's
+//   low and high nibble, the buckets admitting it, so pshufb looks up 32
+//   bytes at once and a position is a candidate for the buckets all F
+//   bytes keep. Both cases of a letter are admitted; bytes >= 0x80 admit
+//   none.
+//
+// The hot loops only note the blocks with a candidate; each is looked at
+// again after its 16 KiB, and every candidate compared whole,
+// case-insensitively, within the buffer (8 bytes at a time). The filters only
+// admit more, so the ends are exactly those of a naive search: each
+// occurrence once. The last bytes, which do not fill a block, go through the
+// same tables one position at a time (FindEndsPortable does the whole buffer
+// so, for tests; it is far slower than the AVX2 path, so without AVX2
+// BufferMatcher uses the LiteralScanner instead).
+//
+// Threading: immutable after construction; FindEnds is const and allocates
+// nothing but the growth of `ends`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fingerprintd::rules {
+
+class SimdLiteralSearch {
+ public:
+  SimdLiteralSearch() = default;
+  // `literals`: ASCII (a byte >= 0x80 in a short literal's fingerprint is
+  // never admitted: BufferMatcher refuses such atoms); empty ones are
+  // ignored. Matched in any letter case.
+  explicit SimdLiteralSearch(const std::vector<std::string>& literals);
+
+  // Appends to `ends` the end offset (exclusive) in `text` of every
+  // occurrence of every literal, unordered.
+  void FindEnds(std::string_view text, std::vector<size_t>* ends) const;
+  // The same without SIMD, with the same tables and candidates (what FindEnds
+  // does on a CPU without AVX2, and for a buffer's last bytes).
+  void FindEndsPortable(std::string_view text, std::vector<size_t>* ends) const;
+  // True if FindEnds uses AVX2 on this CPU.
+  static bool UsesAvx2();
+
+  size_t size() const { return literals_.size(); }
+
+ private:
+  static constexpr int kBuckets = 8;
+
+  struct Anchor {  // a short literal and where its fingerprint starts in it
+    uint32_t literal;
+    uint32_t offset;
+  };
+  struct Window {  // a literal's folded window at `offset`
+    uint64_t key;
+    uint32_t literal;
+    uint32_t offset;
+    bool operator<(const Window& o) const { return key < o.key; }
+  };
+  struct Slot {  // windows[begin, begin + count) have `key`; count 0: empty
+    uint64_t key = 0;
+    uint32_t begin = 0;
+    uint32_t count = 0;
+  };
+  // The windows of one width (4 or 8 bytes), probed every 4 bytes.
+  struct Probe {
+    size_t width = 4;
+    std::vector<uint32_t> bitmap;  // 2^kBitmapBits bits by Hash()
+    std::vector<Window> windows;   // sorted by key
+    std::vector<Slot> slots;       // open addressing over distinct keys
+    int slot_shift = 32;
+  };
+
+  void BuildShort(const std::vector<uint32_t>& ids);
+  static void BuildProbe(const std::vector<std::string>& literals, const std::vector<uint32_t>& ids,
+                         Probe* probe);
+
+  // Positions from `from` (a multiple of 4) to the end, one at a time.
+  void ScanPortable(const char* data, size_t n, size_t from, std::vector<size_t>* ends) const;
+#if defined(__x86_64__) && defined(__GNUC__)
+  template <int kWidth>
+  void ScanAvx2(const char* data, size_t n, std::vector<size_t>* ends) const;
+  template <int kWidth>
+  void ShortPassAvx2(const char* data, size_t n, size_t begin, size_t end,
+                     std::vector<size_t>* ends) const;
+  void ProbePassAvx2(const char* data, size_t n, size_t begin, size_t end,
+                     std::vector<size_t>* ends) const;
+#endif
+  // The short literals whose fingerprint may start at `at` (bucket bits `buckets`).
+  void ConfirmShort(const char* data, size_t n, size_t at, unsigned buckets,
+                    std::vector<size_t>* ends) const;
+  // The literals of `probe` one of whose windows may start at `at`.
+  void ConfirmWindow(const Probe& probe, const char* data, size_t n, size_t at,
+                     std::vector<size_t>* ends) const;
+  bool Matches(const char* data, size_t n, size_t start, uint32_t literal,
+               std::vector<size_t>* ends) const;
+
+  std::vector<std::string> literals_;  // ASCII-lowercased
+  std::vector<std::string> letters_;   // per literal byte: 0x20 for a letter, else 0
+
+  // Short literals.
+  int width_ = 1;                       // F, fingerprint bytes (1 to 3)
+  alignas(16) uint8_t lo_[3][16] = {};  // bucket bits admitted by a low nibble
+  alignas(16) uint8_t hi_[3][16] = {};  // ... by a high nibble
+  std::vector<Anchor> anchors_;         // by bucket
+  uint32_t bucket_begin_[kBuckets + 1] = {};
+
+  Probe middle_;  // 4-byte windows of literals of 7 to 10 bytes
+  Probe long_;    // 8-byte windows of literals of 11 bytes or more
+};
+
+}  // namespace fingerprintd::rules

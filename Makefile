@@ -52,7 +52,7 @@ check-real-corpus: build
 # the daemon and the tests built with -fsanitize=thread (clang). The daemon is
 # single-threaded; the tests' own threads (fake peers, clients) are checked too.
 TSAN_BUILD ?= build-tsan
-TSAN_TESTS ?= (RunTest|RunTimeTest|SocketTest|HttpTest|HttpServerTest|AlertmanagerSinkTest|AlertmanagerUrlTest|SystemdUnitTest)\.|_e2e$$
+TSAN_TESTS ?= (RunTest|RunTimeTest|SocketTest|ReplayReaderTest|HttpTest|HttpServerTest|AlertmanagerSinkTest|AlertmanagerUrlTest|SystemdUnitTest)\.|_e2e$$
 $(TSAN_BUILD)/CMakeCache.txt: | deps
 	CC=clang CXX=clang++ cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \

@@ -29,12 +29,6 @@ PACKAGES=(
   valgrind
   libbenchmark-dev
 )
-# Hyperscan: the whole-buffer atom search of replay (src/rules/buffer_matcher.h). Debian
-# builds it for amd64 only; elsewhere libvectorscan-dev provides the same libhs, and without
-# either the build uses its own scanner (same results, slower).
-if [ "$(dpkg --print-architecture)" = amd64 ]; then
-  PACKAGES+=(libhyperscan-dev)
-fi
 # kubectl (for `kubectl kustomize` of deploy/k8s): Debian's kubernetes-client,
 # unless a kubectl is already there (another package owning /usr/bin/kubectl,
 # e.g. the Google Cloud SDK's, makes kubernetes-client fail to install).

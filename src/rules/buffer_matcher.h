@@ -35,11 +35,11 @@
 //
 // Hyperscan's cost grows with the number of literals (0.2-0.7 M each here);
 // the own filter's is mostly fixed per 32-byte block (about 50 instructions)
-// plus the few candidates. Hyperscan stays as Engine::kHyperscan where the
-// build links it (FINGERPRINTD_HAVE_HYPERSCAN), only so that the benchmark
-// and the tests can compare against it; replay does not use it, so a build
-// without libhs loses nothing. Dropping the library from the build and the
-// images is the build's owner's call.
+// plus the few candidates. Hyperscan stays as Engine::kHyperscan only so that
+// the benchmark and the tests can compare against it: replay does not use it,
+// so the build links it only when asked (cmake -DFINGERPRINTD_HYPERSCAN=ON,
+// FINGERPRINTD_HAVE_HYPERSCAN), and neither deploy/install-deps.sh nor the
+// image installs it.
 //
 // Threading: a BufferMatcher is immutable once built and may be shared; a
 // Scratch belongs to one thread.

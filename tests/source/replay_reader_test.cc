@@ -21,19 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class NoEvents final : public PipelineEvents {
- public:
-  void LineRead(std::string_view, uint64_t) override {}
-  void LineDropped(DropReason) override {}
-  void TimeGuessed(TimeFallback) override {}
-  void TracebackAssembled() override {}
-  void RuleMatched(std::string_view, std::string_view) override {}
-  void IncidentOpened(std::string_view, std::string_view, std::string_view) override {}
-  void IncidentUpdated(std::string_view) override {}
-  void FileRotated() override {}
-  void FileTruncated() override {}
-};
-
 struct Read {
   Status status;
   std::string buffers;  // every buffer handed to on_buffer, in order
@@ -46,7 +33,7 @@ Read ReadAll(const std::vector<std::string>& pieces, size_t chunk_bytes) {
   ReplaySource source;
   source.name = "test";
   source.pieces = pieces;
-  NoEvents events;
+  NullPipelineEvents events;
   Read out;
   out.status = ReadPieces(
       source, 1 << 20, events, [&](std::string_view buffer) { out.buffers.append(buffer); },

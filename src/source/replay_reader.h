@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -42,8 +43,10 @@ class InflateAhead {
  public:
   static constexpr size_t kSlots = 3;
 
-  InflateAhead(gzFile in, size_t chunk_bytes) : in_(in) {
-    for (std::string& b : slots_) b.resize(chunk_bytes);
+  // Throws std::system_error when no thread can be started (the caller then
+  // reads on its own thread).
+  InflateAhead(gzFile in, size_t chunk_bytes) : in_(in), chunk_bytes_(chunk_bytes) {
+    for (auto& slot : slots_) slot.reset(new char[chunk_bytes]);  // not zeroed: gzread fills it
     thread_ = std::thread([this] { Run(); });
   }
   ~InflateAhead() {
@@ -75,7 +78,7 @@ class InflateAhead {
       return n;
     }
     holding_ = true;
-    *data = slots_[slot].data();
+    *data = slots_[slot].get();
     return n;
   }
 
@@ -89,8 +92,7 @@ class InflateAhead {
         cv_.wait(lock, [&] { return stop_ || filled_ < kSlots; });
         if (stop_) return;
       }
-      std::string& buffer = slots_[slot];
-      const int n = gzread(in_, buffer.data(), static_cast<unsigned>(buffer.size()));
+      const int n = gzread(in_, slots_[slot].get(), static_cast<unsigned>(chunk_bytes_));
       {
         std::lock_guard<std::mutex> lock(mu_);
         ready_.emplace_back(n, slot);
@@ -102,7 +104,8 @@ class InflateAhead {
   }
 
   gzFile in_;
-  std::string slots_[kSlots];
+  const size_t chunk_bytes_;
+  std::unique_ptr<char[]> slots_[kSlots];
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::pair<int, size_t>> ready_;  // (gzread's count, slot), in order
@@ -133,7 +136,13 @@ Status ReadPieces(const ReplaySource& source, size_t max_line_bytes, PipelineEve
     // gzdirect: a plain file (zlib's transparent mode), read here; a gzip
     // stream, inflated ahead on its own thread.
     std::unique_ptr<InflateAhead> ahead;
-    if (gzdirect(in) == 0) ahead = std::make_unique<InflateAhead>(in, buffer.size());
+    if (gzdirect(in) == 0) {
+      try {
+        ahead = std::make_unique<InflateAhead>(in, buffer.size());
+      } catch (const std::system_error&) {
+        // No thread to be had: inflate here, as for a plain file.
+      }
+    }
     while (true) {
       const char* data = buffer.data();
       int n = ahead != nullptr ? ahead->Next(&data)

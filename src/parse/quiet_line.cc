@@ -88,11 +88,13 @@ bool LearnLineShape(std::string_view content, const LogRecord& record, LineShape
   std::string_view key;
   const size_t chain = ParsePrefixes(clean, &id, &key);
   const std::string_view rest = clean.substr(chain);
-  if (rest.empty() || rest[0] < 'A' || rest[0] > 'Z') return false;
-  if (AfterProgressBar(rest).data() != rest.data()) return false;
+  if (rest.empty() || AfterProgressBar(rest).data() != rest.data()) return false;
+  // A bare (NCCL) header starts with its lowercase host name; a vLLM or
+  // uvicorn header with its uppercase level.
   Header header;
   const bool bare = chain == 0 && ParseBareHeader(content, &header);
-  if (!bare && (!ParseHeader(rest, &header) || header.fixed_size == 0 || header.has_worker ||
+  if (!bare && (rest[0] < 'A' || rest[0] > 'Z' || !ParseHeader(rest, &header) ||
+                header.fixed_size == 0 || header.has_worker ||
                 (header.kind != HeaderKind::kVllm && header.kind != HeaderKind::kUvicorn))) {
     return false;
   }

@@ -479,6 +479,53 @@ TEST(BufferFirstTest, ARawErrorAfterSkippedLinesIsNotTheRankAnEarlierSglangHeade
   EXPECT_NE(oracle.changes, "");  // an incident, whose workers the test compares
 }
 
+// NCCL_DEBUG=INFO writes hundreds of unprefixed `host:pid:tid [dev] NCCL INFO`
+// lines at start-up, without a time. They have a bare shape (parse/quiet_line.h)
+// and are skipped like the prefixed INFO lines around them; a raw traceback of
+// the unprefixed stream after them still gets the parser's time and worker.
+TEST(BufferFirstTest, NcclInfoLinesAreSkippedAndWhatFollowsThemIsDatedAsWhenParsed) {
+  for (const bool cri : {false, true}) {
+    std::string log;
+    int nccl = 0;
+    for (int i = 0; i < 400; ++i) {
+      char time[16];
+      std::snprintf(time, sizeof(time), "10:00:%02d", i / 10);
+      std::string line;
+      if (i % 4 == 0) {
+        line = "\x1b[0;36m(Worker_TP0 pid=7)\x1b[0;0m INFO 03-04 " + std::string(time) +
+               " [a.py:1] warming up";
+      } else {
+        line = "vllm-0:" + std::to_string(27928 + i % 4) + ":" + std::to_string(27940 + i % 7) +
+               " [" + std::to_string(i % 4) + "] NCCL INFO Channel 0" + std::to_string(i % 8) +
+               "/0 : 0[0] -> 1[1] via P2P/CUMEM/read";
+        ++nccl;
+      }
+      if (cri) {
+        AppendCriRecord(&log,
+                        "2026-03-04T" + std::string(time) + ".5" + std::to_string(i % 10) + "Z",
+                        "stdout", line, 0);
+      } else {
+        log += line + "\n";
+      }
+    }
+    const std::string error =
+        "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/layout.hpp:60): "
+        "Unknown SF transformation";
+    if (cri) {
+      AppendCriRecord(&log, "2026-03-04T10:00:40.000Z", "stderr", error, 0);
+    } else {
+      log += error + "\n";
+    }
+    const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20);
+    const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20);
+    ExpectSamePipelineRuns(oracle, fast, cri ? "cri" : "plain");
+    EXPECT_NE(oracle.changes, "");
+    // All but the first few of the 300 NCCL lines (the envelope is decided
+    // after 8 lines; one line learns the shape) took the skip path.
+    EXPECT_GT(fast.skipped, static_cast<uint64_t>(nccl) + 100 - 20) << (cri ? "cri" : "plain");
+  }
+}
+
 // Lines of a process in a new second are re-timed from its template without
 // the parser (pipeline/quiet_lines.h, Retime): their year must be the
 // parser's. Plain: guessed from the mtime, also where it flips to the year

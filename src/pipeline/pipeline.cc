@@ -226,6 +226,11 @@ struct Pipeline::Impl {
       int64_t floor, ticked;
     };
     std::deque<Clock> clocks;
+    // floor and ticked when AfterLine() last ran (settled: it has run since
+    // they were last set otherwise): a skipped line that moved neither gives
+    // it nothing to do (TrySkip).
+    bool settled = false;
+    int64_t settled_floor = kNoTime, settled_ticked = kNoTime;
     uint64_t seq = 0;  // events produced
     SourcePosition next;
     int64_t last_line_wall = 0;  // wall time of the first Advance after its latest line
@@ -313,7 +318,11 @@ struct Pipeline::Impl {
     if (skip.timed && skip.time_us != 0 && skip.time_us > s.floor) s.floor = skip.time_us;
     s.quiet->Skipped(skip, line, offset, s.next.line - 1);
     ++quiet_skipped;
-    AfterLine(s);
+    // With the floor and ticked as AfterLine() left them, it would neither
+    // tick nor record a clock, and release nothing: a skipped line holds no
+    // event, and every other change of the held events, floors or wall clock
+    // is followed by a Release() of its own.
+    if (!s.settled || s.floor != s.settled_floor || s.ticked != s.settled_ticked) AfterLine(s);
     return true;
   }
 
@@ -472,6 +481,9 @@ struct Pipeline::Impl {
       s.clocks.push_back({s.next.line, s.floor, s.ticked});
     }
     if (!s.deployment->held.empty()) Release(*s.deployment, last_wall, false);
+    s.settled = true;
+    s.settled_floor = s.floor;
+    s.settled_ticked = s.ticked;
   }
 
   void End(Source& s) {
@@ -838,6 +850,7 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     s.floor = r.floor;
     s.ticked = r.ticked;
     s.clocks.assign(1, {s.next.line, s.floor, s.ticked});
+    s.settled = false;
     s.seq = r.seq;
     s.reported = r.reported;
     // A transient source (a socket stream) never resumes: its connection is gone.

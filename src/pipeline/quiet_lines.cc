@@ -130,9 +130,12 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
     }
     return parse::HasLineShape(content, t.shape);
   };
-  // Most recently hit first: the processes that write now.
-  size_t hit = templates_.size();
-  for (size_t k = 0; k < order_.size(); ++k) {
+  // By its key; else the short templates, most recently hit first: the
+  // processes that write now.
+  const Template* keyed = Keyed(content);
+  size_t hit = keyed != nullptr && fits(*keyed) ? static_cast<size_t>(keyed - templates_.data())
+                                                : templates_.size();
+  for (size_t k = 0; hit == templates_.size() && k < order_.size(); ++k) {
     if (fits(templates_[order_[k]])) {
       hit = order_[k];
       for (size_t j = k; j > 0; --j) order_[j] = order_[j - 1];  // to the front
@@ -173,6 +176,38 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
     out->time_us = 0;
   }
   return true;
+}
+
+uint64_t QuietLines::KeyOf(const char* p) {
+  // Four words folded by multiplication; the top bits pick the index slot.
+  return (Word(p) * 0x9E3779B97F4A7C15ULL) ^ (Word(p + 8) * 0xC2B2AE3D27D4EB4FULL) ^
+         (Word(p + 16) * 0x165667B19E3779F9ULL) ^ (Word(p + 24) * 0xD6E8FEB86659FD93ULL);
+}
+
+// The keyed template whose key is `content`'s and whose probe words it has
+// (two templates of one key differ there: a level, or another second).
+const QuietLines::Template* QuietLines::Keyed(std::string_view content) const {
+  if (content.size() < kKeyBytes) return nullptr;
+  const uint64_t key = KeyOf(content.data());
+  for (size_t i = key >> 57; index_[i] != 0; i = (i + 1) % kIndexSlots) {
+    const Template& t = templates_[index_[i] - 1];
+    if (t.key == key && content.size() >= t.shape.head.size() &&
+        Word(content.data() + t.probe_at[0]) == t.probe[0] &&
+        Word(content.data() + t.probe_at[1]) == t.probe[1]) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+void QuietLines::Reindex() {
+  std::fill(std::begin(index_), std::end(index_), 0);
+  for (size_t n = 0; n < templates_.size(); ++n) {
+    if (!templates_[n].keyed) continue;
+    size_t i = templates_[n].key >> 57;
+    while (index_[i] != 0) i = (i + 1) % kIndexSlots;
+    index_[i] = static_cast<uint8_t>(n + 1);
+  }
 }
 
 // The template whose raw prefix chain is the longest that `content` starts
@@ -290,6 +325,7 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
     Detach();
     templates_.clear();
     order_.clear();
+    Reindex();
     envelope_ = envelope;
   }
   Template t;
@@ -338,14 +374,23 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
 }
 
 void QuietLines::Place(size_t slot, Template&& t) {
+  t.keyed = !t.shape.bare && t.shape.head.size() >= kKeyBytes;
+  t.key = t.keyed ? KeyOf(t.shape.head.data()) : 0;
+  // A template re-timed keeps its key (the chain), and its place in the index.
+  bool reindex = t.keyed;
   if (slot == templates_.size()) {
     templates_.push_back(std::move(t));
   } else {
     Detach(&templates_[slot]);
+    const Template& old = templates_[slot];
+    reindex = old.keyed != t.keyed || old.key != t.key;
     templates_[slot] = std::move(t);
   }
+  if (reindex) Reindex();
   std::erase(order_, static_cast<uint8_t>(slot));
-  if (!templates_[slot].shape.bare) order_.insert(order_.begin(), static_cast<uint8_t>(slot));
+  const Template& placed = templates_[slot];
+  if (!placed.shape.bare && !placed.keyed)
+    order_.insert(order_.begin(), static_cast<uint8_t>(slot));
 }
 
 void QuietLines::SetProbes(Template* tp) {
@@ -456,6 +501,7 @@ void QuietLines::Forget() {
   Unknown();
   templates_.clear();
   order_.clear();
+  Reindex();
   next_victim_ = 0;
 }
 

@@ -76,6 +76,8 @@ class QuietLines {
     TimeFallback fallback = TimeFallback::kYearFromClock;  // counted per line when guessed
     size_t probe_at[2] = {0, 0};                           // two 8-byte words of the head,
     uint64_t probe[2] = {0, 0};                            // compared before the whole head
+    uint64_t key = 0;  // KeyOf(head) when the head is kKeyBytes or longer (keyed), else 0
+    bool keyed = false;
   };
 
   // A line that may be skipped.
@@ -157,8 +159,17 @@ class QuietLines {
   const Template* Retime(std::string_view line, std::string_view content, int64_t envelope_time,
                          int32_t zone);
   static void SetProbes(Template* t);
-  // Puts `t` in `slot` (templates_.size(): a new one) and first in order_.
+  // Puts `t` in `slot` (templates_.size(): a new one): in the keyed index,
+  // or first in order_.
   void Place(size_t slot, Template&& t);
+  // A line's template is looked up by its first kKeyBytes (keyed templates:
+  // the prefix chain, mostly, so a template keeps its key from second to
+  // second), else among the shorter ones, most recently hit first.
+  static constexpr size_t kKeyBytes = 32;
+  static constexpr size_t kIndexSlots = 128;  // open addressing, never more than a quarter full
+  static uint64_t KeyOf(const char* p);
+  const Template* Keyed(std::string_view content) const;
+  void Reindex();
 
   const parse::ParserOptions options_;  // the parser's: its header times
   const parse::AtomHints* hints_;
@@ -174,7 +185,10 @@ class QuietLines {
   mutable bool cri_minute_valid_ = false;
   mutable int64_t cri_minute_us_ = 0;
   std::vector<Template> templates_;  // at most kTemplates, never reallocated
-  std::vector<uint8_t> order_;       // indices of templates_ but bare ones, most recently hit first
+  std::vector<uint8_t>
+      order_;  // indices of the templates neither bare nor keyed, most recently hit first
+  uint8_t index_[kIndexSlots] =
+      {};  // keyed templates: index + 1 at KeyOf's slot or after it; 0 free
   size_t next_victim_ = 0;
   std::string scratch_;
   int learn_failures_ = 0;

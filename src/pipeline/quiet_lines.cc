@@ -305,6 +305,13 @@ bool QuietLines::WantsToLearn(std::string_view line) const {
     --learn_backoff_;
     return false;
   }
+  // A plain line starting with a paste wrapper's first byte ('>', '[' or a
+  // digit: SGLang's and TensorRT-LLM's headers too) is never a template
+  // (parse::LearnLineShape), and is not tried: no capture, no failure counted.
+  if (envelope_ == parse::Envelope::kPlain && !line.empty() &&
+      (line[0] == '[' || line[0] == '>' || (line[0] >= '0' && line[0] <= '9'))) {
+    return false;
+  }
   return hints_->covers_quiet_triggers() && line.size() <= max_line_bytes_ &&
          hints_->AtomFree(line);
 }

@@ -3,7 +3,7 @@
 //
 //   parse::AtomHints hints;                       // ParserOptions::atom_hints = &hints
 //   hints.Reset(buffer, rule_set.get());          // before the buffer's lines are fed
-//   matcher.Search(buffer, hints.mutable_ends(), scratch);
+//   matcher.Search(buffer, hints.mutable_ends(), scratch, hints.mutable_non_plain());
 //   hints.Seal();
 //   ... parser.Feed(line) for the lines that are views of `buffer` ...
 //
@@ -15,12 +15,17 @@
 // the buffer (joined across reads, CRI/Docker partials, unescaped JSON) are
 // never vouched for and take the per-line scan.
 //
+// The same search marks the buffer's bytes that are not printable ASCII,
+// one bit per byte, so PlainAscii() answers parse::IsPlainAscii for a line
+// (or any text inside the buffer) without reading its bytes again.
+//
 // Threading: written by the reader, read by the parser, on one thread
 // (AtomFree() moves a cursor).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -35,9 +40,20 @@ class AtomHints {
     ends_.clear();
     next_ = 0;
     next_lo_ = 0;
+    non_plain_marked_ = false;
   }
   // Where the matcher appends the end offset (exclusive) of each occurrence.
   std::vector<size_t>* mutable_ends() { return &ends_; }
+  // Where the matcher writes the bitmap of the buffer's non-plain bytes
+  // (rules::BufferMatcher::Search: bit i % 64 of word i / 64 for byte i),
+  // (buffer size + 63) / 64 words, not zeroed (the matcher writes them all).
+  // PlainAscii() vouches for nothing until this was asked for since Reset().
+  uint64_t* mutable_non_plain() {
+    const size_t words = (buffer_.size() + 63) / 64;
+    if (non_plain_.size() < words) non_plain_.resize(words);  // kept across buffers
+    non_plain_marked_ = true;
+    return non_plain_.data();
+  }
   // Sorts the ends once the search is done.
   void Seal() {
     if (!std::is_sorted(ends_.begin(), ends_.end())) std::sort(ends_.begin(), ends_.end());
@@ -67,6 +83,28 @@ class AtomHints {
     next_lo_ = lo;
     return next_ == ends_.size() || ends_[next_] > lo + text.size();
   }
+  // True if `text` lies inside the buffer and holds no byte the matcher
+  // marked in mutable_non_plain(): then exactly when
+  // parse::IsPlainAscii(text) is true. False when nothing was searched or
+  // mutable_non_plain() was not asked for. Reads a word per 64 bytes of
+  // `text`; texts may be asked in any order.
+  bool PlainAscii(std::string_view text) const {
+    const char* b = buffer_.data();
+    if (b == nullptr || !non_plain_marked_ || text.data() < b ||
+        text.data() + text.size() > b + buffer_.size()) {
+      return false;
+    }
+    if (text.empty()) return true;
+    const size_t lo = static_cast<size_t>(text.data() - b);
+    const size_t last = lo + text.size() - 1;
+    const uint64_t* words = non_plain_.data();
+    uint64_t marked = words[lo / 64] & (~uint64_t{0} << (lo % 64));
+    for (size_t w = lo / 64 + 1; w <= last / 64; ++w) {
+      if (marked != 0) return false;
+      marked = words[w];
+    }
+    return (marked & (~uint64_t{0} >> (63 - last % 64))) == 0;
+  }
   const void* rule_set() const { return rule_set_; }
   // A buffer was searched and is vouched for (Reset() since the last Clear()).
   bool searched() const { return buffer_.data() != nullptr; }
@@ -84,6 +122,8 @@ class AtomHints {
   std::vector<size_t> ends_;
   mutable size_t next_ = 0;  // AtomFree(): the first end past next_lo_
   mutable size_t next_lo_ = 0;
+  std::vector<uint64_t> non_plain_;  // the first (buffer size + 63) / 64 words
+  bool non_plain_marked_ = false;    // mutable_non_plain() since Reset()
 };
 
 }  // namespace fingerprintd::parse

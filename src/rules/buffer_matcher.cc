@@ -136,25 +136,31 @@ BufferMatcher::Scratch::~Scratch() {
 #endif
 }
 
-bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends,
-                           Scratch* scratch) const {
+bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends, Scratch* scratch,
+                           uint64_t* non_plain) const {
   if (!ok_) return false;
   if (engine_ == Engine::kOwn) {
     if (SimdLiteralSearch::UsesAvx2()) {
-      search_.FindEnds(buffer, ends);
+      search_.FindEnds(buffer, ends, non_plain);
     } else {
       scanner_.FindEnds(buffer, ends);
+      if (non_plain != nullptr) SimdLiteralSearch::FindNonPlain(buffer, non_plain);
     }
     return true;
   }
 #ifdef FINGERPRINTD_HAVE_HYPERSCAN
   if (scratch->hs_scratch_ == nullptr) return false;
   if (buffer.size() > std::numeric_limits<unsigned>::max()) return false;
-  return hs_scan(static_cast<const hs_database_t*>(hs_database_), buffer.data(),
-                 static_cast<unsigned>(buffer.size()), 0,
-                 static_cast<hs_scratch_t*>(scratch->hs_scratch_), OnHyperscanMatch,
-                 ends) == HS_SUCCESS;
+  if (hs_scan(static_cast<const hs_database_t*>(hs_database_), buffer.data(),
+              static_cast<unsigned>(buffer.size()), 0,
+              static_cast<hs_scratch_t*>(scratch->hs_scratch_), OnHyperscanMatch,
+              ends) != HS_SUCCESS) {
+    return false;
+  }
+  if (non_plain != nullptr) SimdLiteralSearch::FindNonPlain(buffer, non_plain);
+  return true;
 #else
+  (void)non_plain;
   (void)scratch;
   return false;
 #endif

@@ -4,6 +4,8 @@
 //   rules::BufferMatcher matcher(rule_set->Atoms());
 //   rules::BufferMatcher::Scratch scratch(matcher);    // one per thread
 //   matcher.Search(buffer, &ends, &scratch);
+//   std::vector<uint64_t> non_plain((buffer.size() + 63) / 64);  // and the
+//   matcher.Search(buffer, &ends, &scratch, non_plain.data());   // non-ASCII bytes
 //
 // Buffer-first matching (DESIGN.md §7): one pass over a 1 MiB buffer instead
 // of one scan per message, so the per-line cost of a line without an atom is
@@ -46,6 +48,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -104,9 +107,17 @@ class BufferMatcher {
   };
 
   // Appends to `ends` the end offset (exclusive) of every occurrence in
-  // `buffer` of a searched atom (see above), unordered, possibly repeated. Returns false (ends
-  // unusable) if the search failed; the caller then vouches for nothing in this buffer.
-  bool Search(std::string_view buffer, std::vector<size_t>* ends, Scratch* scratch) const;
+  // `buffer` of a searched atom (see above), unordered, possibly repeated.
+  // With `non_plain`, also writes the (buffer.size() + 63) / 64 words there,
+  // all of them, a bitmap of the bytes that are not printable ASCII
+  // (c < 0x20 || c > 0x7e, '\n' too): bit i % 64 of word i / 64 is set
+  // exactly when buffer[i] is one (parse::AtomHints::PlainAscii).
+  // SimdLiteralSearch finds them in its own pass over the bytes, the other
+  // engines in a loop of their own. Returns false (ends and non_plain
+  // unusable) if the search failed; the caller then vouches for nothing in
+  // this buffer.
+  bool Search(std::string_view buffer, std::vector<size_t>* ends, Scratch* scratch,
+              uint64_t* non_plain = nullptr) const;
 
  private:
   bool ok_ = false;

@@ -404,8 +404,26 @@ void SimdLiteralSearch::ScanPortable(const char* data, size_t n, size_t from,
   }
 }
 
+void SimdLiteralSearch::MarkNonPlain(const char* data, size_t n, size_t from, uint64_t* non_plain) {
+  // Word from / 64 keeps its bits below `from`; the words past it are new.
+  if (from % 64 != 0) non_plain[from / 64] &= ~(~uint64_t{0} << (from % 64));
+  std::fill(non_plain + (from + 63) / 64, non_plain + (n + 63) / 64, 0);
+  for (size_t i = from; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(data[i]);
+    if (c < 0x20 || c > 0x7e) non_plain[i / 64] |= uint64_t{1} << (i % 64);
+  }
+}
+
+void SimdLiteralSearch::FindNonPlain(std::string_view text, uint64_t* non_plain) {
+  MarkNonPlain(text.data(), text.size(), 0, non_plain);
+}
+
 #ifdef FINGERPRINTD_AVX2_DISPATCH
 namespace {
+
+__attribute__((target("avx2"))) inline __m256i Load(const char* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
 
 __attribute__((target("avx2"))) inline __m256i Table(const uint8_t* t) {
   return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
@@ -424,6 +442,32 @@ __attribute__((target("avx2"))) inline __m256i BitmapHits(const int* bitmap, __m
   const __m256i shift = _mm256_srli_epi32(_mm256_slli_epi32(hash, kBitmapBits - 5), 27);
   return _mm256_sllv_epi32(_mm256_i32gather_epi32(bitmap, word, 4), shift);
 }
+
+// The bytes that are not printable ASCII (FindEnds) are those with
+// (int8_t)(c + 0x60) > -34: 0x20..0x7e map onto -128..-34, the others onto
+// -33..127. The constants are built once per pass and hidden from the
+// compiler, which would otherwise turn `> -34` into `min(x, -33) == -33`, one
+// instruction more in the hot loops.
+struct NonPlainTest {
+  __attribute__((target("avx2"))) NonPlainTest()
+      : shift(_mm256_set1_epi8(0x60)), limit(_mm256_set1_epi8(-34)) {
+    asm("" : "+x"(shift), "+x"(limit));
+  }
+  // For the hot loops, the 64 bytes at `p` at once: lanes not zero where
+  // either 32 has such a byte.
+  __attribute__((target("avx2"))) __m256i Any(const char* p) const {
+    const __m256i x = _mm256_add_epi8(Load(p), shift);
+    const __m256i y = _mm256_add_epi8(Load(p + 32), shift);
+    return _mm256_cmpgt_epi8(_mm256_max_epi8(x, y), limit);
+  }
+  // Those of the 32 at `p`: bit i for p[i].
+  __attribute__((target("avx2"))) uint64_t Bits(const char* p) const {
+    const __m256i marked = _mm256_cmpgt_epi8(_mm256_add_epi8(Load(p), shift), limit);
+    return static_cast<uint32_t>(_mm256_movemask_epi8(marked));
+  }
+
+  __m256i shift, limit;
+};
 
 }  // namespace
 
@@ -469,27 +513,39 @@ __attribute__((target("avx2"))) inline __m256 ProbeHits(const char* p, const int
 constexpr size_t kChunk = 16 << 10;
 
 // The short literals' fingerprints starting in [begin, end), 32 positions
-// at a time; the caller keeps end + 36 within the buffer.
-template <int kWidth>
-__attribute__((target("avx2"))) void SimdLiteralSearch::ShortPassAvx2(
-    const char* data, size_t n, size_t begin, size_t end, std::vector<size_t>* ends) const {
+// at a time; the caller keeps end + 36 within the buffer. kNonPlain: and the
+// non-plain bytes of [begin, end).
+template <int kWidth, bool kNonPlain>
+__attribute__((target("avx2"))) void SimdLiteralSearch::ShortPassAvx2(const char* data, size_t n,
+                                                                      size_t begin, size_t end,
+                                                                      std::vector<size_t>* ends,
+                                                                      uint64_t* non_plain) const {
   const __m256i lo0 = Table(lo_[0]), hi0 = Table(hi_[0]);
   const __m256i lo1 = Table(lo_[1]), hi1 = Table(hi_[1]);
   const __m256i lo2 = Table(lo_[2]), hi2 = Table(hi_[2]);
   uint32_t noted[kChunk / 32];
   size_t count = 0;
+  const NonPlainTest test;
   size_t b = begin;
-  for (; b + 64 <= end; b += 64) {  // two blocks, one test
+  uint64_t* word = kNonPlain ? non_plain + begin / 64 : nullptr;  // the word of b
+  for (; b + 64 <= end; b += 64, word += kNonPlain) {             // two blocks, one test
     const __m256i x = Buckets<kWidth>(data + b, lo0, hi0, lo1, hi1, lo2, hi2);
     const __m256i y = Buckets<kWidth>(data + b + 32, lo0, hi0, lo1, hi1, lo2, hi2);
-    const __m256i any = _mm256_or_si256(x, y);
-    if (_mm256_testz_si256(any, any)) continue;
+    const __m256i candidates = _mm256_or_si256(x, y);
+    if constexpr (kNonPlain) {
+      const __m256i any = _mm256_or_si256(candidates, test.Any(data + b));
+      *word = 0;
+      if (_mm256_testz_si256(any, any)) continue;
+      *word = test.Bits(data + b) | test.Bits(data + b + 32) << 32;
+    }
+    if (_mm256_testz_si256(candidates, candidates)) continue;
     if (!_mm256_testz_si256(x, x)) noted[count++] = static_cast<uint32_t>(b - begin);
     if (!_mm256_testz_si256(y, y)) noted[count++] = static_cast<uint32_t>(b + 32 - begin);
   }
   if (b < end) {
     const __m256i x = Buckets<kWidth>(data + b, lo0, hi0, lo1, hi1, lo2, hi2);
     if (!_mm256_testz_si256(x, x)) noted[count++] = static_cast<uint32_t>(b - begin);
+    if constexpr (kNonPlain) *word = test.Bits(data + b);
   }
   for (size_t i = 0; i < count; ++i) {
     const size_t b = begin + noted[i];
@@ -506,24 +562,40 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ShortPassAvx2(
 }
 
 // The window probes at the eight words of each block in [begin, end).
-__attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(
-    const char* data, size_t n, size_t begin, size_t end, std::vector<size_t>* ends) const {
+// kNonPlain: and the non-plain bytes of [begin, end) (when there are no
+// short literals).
+template <bool kNonPlain>
+__attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(const char* data, size_t n,
+                                                                      size_t begin, size_t end,
+                                                                      std::vector<size_t>* ends,
+                                                                      uint64_t* non_plain) const {
   const int* middle_bitmap = reinterpret_cast<const int*>(middle_.bitmap.data());
   const int* long_bitmap = reinterpret_cast<const int*>(long_.bitmap.data());
   uint32_t noted[kChunk / 32];
   size_t count = 0;
+  const NonPlainTest test;
   size_t b = begin;
-  for (; b + 64 <= end; b += 64) {  // two blocks, one test
+  uint64_t* word = kNonPlain ? non_plain + begin / 64 : nullptr;  // the word of b
+  for (; b + 64 <= end; b += 64, word += kNonPlain) {             // two blocks, one test
     const __m256 x = ProbeHits(data + b, middle_bitmap, long_bitmap);
     const __m256 y = ProbeHits(data + b + 32, middle_bitmap, long_bitmap);
     const __m256 any = _mm256_or_ps(x, y);
-    if (_mm256_testz_ps(any, any)) continue;
+    if constexpr (kNonPlain) {
+      // The hits are in the lanes' sign bits only, `marked` in any byte.
+      const __m256i marked = test.Any(data + b);
+      *word = 0;
+      if (_mm256_testz_ps(any, any) && _mm256_testz_si256(marked, marked)) continue;
+      *word = test.Bits(data + b) | test.Bits(data + b + 32) << 32;
+    } else if (_mm256_testz_ps(any, any)) {
+      continue;
+    }
     if (!_mm256_testz_ps(x, x)) noted[count++] = static_cast<uint32_t>(b - begin);
     if (!_mm256_testz_ps(y, y)) noted[count++] = static_cast<uint32_t>(b + 32 - begin);
   }
   if (b < end) {
     const __m256 x = ProbeHits(data + b, middle_bitmap, long_bitmap);
     if (!_mm256_testz_ps(x, x)) noted[count++] = static_cast<uint32_t>(b - begin);
+    if constexpr (kNonPlain) *word = test.Bits(data + b);
   }
   for (size_t i = 0; i < count; ++i) {
     const size_t b = begin + noted[i];
@@ -545,17 +617,32 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(
 // windows lie inside the buffer, the two filters in turn over 16 KiB (kept in
 // L1 for the second; one loop with both would not keep its constants in the
 // 16 registers); the rest through ScanPortable.
+// The non-plain bytes are taken by the first pass that runs, in the blocks
+// of each chunk in order, then in the last bytes: in increasing order.
 template <int kWidth>
-void SimdLiteralSearch::ScanAvx2(const char* data, size_t n, std::vector<size_t>* ends) const {
+void SimdLiteralSearch::ScanAvx2(const char* data, size_t n, std::vector<size_t>* ends,
+                                 uint64_t* non_plain) const {
   const size_t blocks_end = n >= 36 ? (n - 36) / 32 * 32 + 32 : 0;
+  const bool probes = !middle_.windows.empty() || !long_.windows.empty();
   for (size_t begin = 0; begin < blocks_end; begin += kChunk) {
     const size_t end = std::min(begin + kChunk, blocks_end);
-    if (!anchors_.empty()) ShortPassAvx2<kWidth>(data, n, begin, end, ends);
-    if (!middle_.windows.empty() || !long_.windows.empty()) {
-      ProbePassAvx2(data, n, begin, end, ends);
+    if (!anchors_.empty()) {
+      if (non_plain != nullptr) {
+        ShortPassAvx2<kWidth, true>(data, n, begin, end, ends, non_plain);
+      } else {
+        ShortPassAvx2<kWidth, false>(data, n, begin, end, ends, nullptr);
+      }
+    }
+    if (probes) {
+      if (non_plain != nullptr && anchors_.empty()) {
+        ProbePassAvx2<true>(data, n, begin, end, ends, non_plain);
+      } else {
+        ProbePassAvx2<false>(data, n, begin, end, ends, nullptr);
+      }
     }
   }
   ScanPortable(data, n, blocks_end, ends);
+  if (non_plain != nullptr) MarkNonPlain(data, n, blocks_end, non_plain);
 }
 
 bool SimdLiteralSearch::UsesAvx2() {
@@ -563,16 +650,17 @@ bool SimdLiteralSearch::UsesAvx2() {
   return avx2;
 }
 
-void SimdLiteralSearch::FindEnds(std::string_view text, std::vector<size_t>* ends) const {
-  if (literals_.empty()) return;
-  if (!UsesAvx2()) return ScanPortable(text.data(), text.size(), 0, ends);
+void SimdLiteralSearch::FindEnds(std::string_view text, std::vector<size_t>* ends,
+                                 uint64_t* non_plain) const {
+  // Without literals (nothing to scan) or AVX2: one byte at a time.
+  if (literals_.empty() || !UsesAvx2()) return FindEndsPortable(text, ends, non_plain);
   switch (width_) {
     case 1:
-      return ScanAvx2<1>(text.data(), text.size(), ends);
+      return ScanAvx2<1>(text.data(), text.size(), ends, non_plain);
     case 2:
-      return ScanAvx2<2>(text.data(), text.size(), ends);
+      return ScanAvx2<2>(text.data(), text.size(), ends, non_plain);
     default:
-      return ScanAvx2<3>(text.data(), text.size(), ends);
+      return ScanAvx2<3>(text.data(), text.size(), ends, non_plain);
   }
 }
 
@@ -580,16 +668,17 @@ void SimdLiteralSearch::FindEnds(std::string_view text, std::vector<size_t>* end
 
 bool SimdLiteralSearch::UsesAvx2() { return false; }
 
-void SimdLiteralSearch::FindEnds(std::string_view text, std::vector<size_t>* ends) const {
-  if (literals_.empty()) return;
-  ScanPortable(text.data(), text.size(), 0, ends);
+void SimdLiteralSearch::FindEnds(std::string_view text, std::vector<size_t>* ends,
+                                 uint64_t* non_plain) const {
+  FindEndsPortable(text, ends, non_plain);
 }
 
 #endif
 
-void SimdLiteralSearch::FindEndsPortable(std::string_view text, std::vector<size_t>* ends) const {
-  if (literals_.empty()) return;
-  ScanPortable(text.data(), text.size(), 0, ends);
+void SimdLiteralSearch::FindEndsPortable(std::string_view text, std::vector<size_t>* ends,
+                                         uint64_t* non_plain) const {
+  if (!literals_.empty()) ScanPortable(text.data(), text.size(), 0, ends);
+  if (non_plain != nullptr) MarkNonPlain(text.data(), text.size(), 0, non_plain);
 }
 
 }  // namespace fingerprintd::rules

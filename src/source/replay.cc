@@ -60,8 +60,9 @@ class BufferSearch {
     }
     hints_.Reset(buffer, rule_set_);
     std::vector<size_t>* ends = hints_.mutable_ends();
+    uint64_t* non_plain = hints_.mutable_non_plain();  // AtomHints::PlainAscii
     const size_t probe = std::min(buffer.size(), kProbeBytes);
-    if (!matcher_->Search(buffer.substr(0, probe), ends, scratch_.get())) {
+    if (!matcher_->Search(buffer.substr(0, probe), ends, scratch_.get(), non_plain)) {
       hints_.Clear();  // vouch for nothing in this buffer
       return;
     }
@@ -71,11 +72,13 @@ class BufferSearch {
         hints_.Clear();
         return;
       }
-      // The rest, overlapping the probe by an atom's length less one: an
-      // occurrence ending past the probe lies wholly in it.
-      const size_t from = probe - std::min(probe, matcher_->longest() - 1);
+      // The rest, overlapping the probe by an atom's length less one (or
+      // more): an occurrence ending past the probe lies wholly in it. From a
+      // multiple of 64, so that its bitmap of non-plain bytes is the buffer's
+      // from word from / 64 on (the overlap's bits are set again, the same).
+      const size_t from = (probe - std::min(probe, matcher_->longest() - 1)) / 64 * 64;
       const size_t before = ends->size();
-      if (!matcher_->Search(buffer.substr(from), ends, scratch_.get())) {
+      if (!matcher_->Search(buffer.substr(from), ends, scratch_.get(), non_plain + from / 64)) {
         hints_.Clear();
         return;
       }

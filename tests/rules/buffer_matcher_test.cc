@@ -2,7 +2,9 @@
 // it) reports the end of exactly the occurrences of the searched atoms (those holding no other)
 // a naive case-insensitive search finds, over whole buffers: at the edges,
 // overlapping, in any case, many per buffer; and a text holds one of them
-// exactly when it holds any atom.
+// exactly when it holds any atom. With the bitmap of the bytes that are not
+// printable ASCII, every engine writes a naive loop's, also in two parts as
+// replay searches a buffer.
 #include "rules/buffer_matcher.h"
 
 #include <gtest/gtest.h>
@@ -53,6 +55,15 @@ std::string RandomTextWithAtoms(std::mt19937& rng, const std::vector<std::string
     text.insert(rng() % (text.size() + 1), atom);
   }
   return text;
+}
+
+std::vector<uint64_t> NaiveNonPlain(std::string_view text) {
+  std::vector<uint64_t> words((text.size() + 63) / 64, 0);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c > 0x7e) words[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  return words;
 }
 
 std::vector<BufferMatcher::Engine> Engines() {
@@ -173,6 +184,79 @@ TEST(BufferMatcherTest, EveryEngineAgreesWithANaiveSearchOnReplaysLiterals) {
            {literal, literal + " x", "x " + literal, std::string(37, 'q') + literal}) {
         ASSERT_EQ(Ends(matcher, text), NaiveEnds(searched, text)) << matcher.engine_name();
       }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fingerprintd::rules
+
+namespace fingerprintd::rules {
+namespace {
+
+// Lines as replay reads them: ESC heads, tabs, '\r', UTF-8, DEL, bytes of
+// every value, newlines; atoms planted.
+std::string RandomLogBuffer(std::mt19937& rng, const std::vector<std::string>& atoms, size_t size) {
+  std::string text;
+  while (text.size() < size) {
+    if (rng() % 2) text += "\x1b[0;36m(Worker_TP0 pid=27928)\x1b[0;0m ";
+    text += RandomTextWithAtoms(rng, atoms, 300, 2);
+    if (rng() % 8 == 0) text += "\t\r\x7f caf\xc3\xa9\x01";
+    text += '\n';
+  }
+  return text;
+}
+
+TEST(BufferMatcherTest, EveryEngineMarksExactlyTheBytesThatAreNotPrintableAscii) {
+  const std::vector<std::string> atoms =
+      parse::WithQuietLineTriggers(testing::EmbeddedRules()->Atoms());
+  std::mt19937 rng(1616);
+  for (BufferMatcher::Engine engine : Engines()) {
+    BufferMatcher matcher(atoms, engine);
+    ASSERT_TRUE(matcher.ok()) << matcher.engine_name();
+    BufferMatcher::Scratch scratch(matcher);
+    for (int round = 0; round < 60; ++round) {
+      const std::string buffer = RandomLogBuffer(rng, atoms, rng() % (round < 30 ? 700 : 40000));
+      const std::string_view text = std::string_view(buffer).substr(rng() % 40);
+      std::vector<size_t> ends;
+      std::vector<uint64_t> bits(text.size() / 64 + 2, 0xa5a5a5a5a5a5a5a5u);  // all written
+      ASSERT_TRUE(matcher.Search(text, &ends, &scratch, bits.data()));
+      EXPECT_EQ(bits.back(), 0xa5a5a5a5a5a5a5a5u) << "a word past the text was written";
+      bits.resize((text.size() + 63) / 64);
+      ASSERT_EQ(bits, NaiveNonPlain(text)) << matcher.engine_name() << " round " << round;
+      ASSERT_EQ(std::set<size_t>(ends.begin(), ends.end()),
+                NaiveEnds(BufferMatcher::Searched(atoms), text))
+          << matcher.engine_name() << " round " << round;
+    }
+  }
+}
+
+// As source/replay.cc searches a read buffer: a probe, then the rest from a
+// multiple of 64 at least the longest atom less one before the probe's end,
+// its bitmap written from that word on.
+TEST(BufferMatcherTest, TwoPartsFromAMultipleOf64GiveTheWholeBuffersBitmap) {
+  const std::vector<std::string> atoms =
+      parse::WithQuietLineTriggers(testing::EmbeddedRules()->Atoms());
+  std::mt19937 rng(64);
+  for (BufferMatcher::Engine engine : Engines()) {
+    BufferMatcher matcher(atoms, engine);
+    ASSERT_TRUE(matcher.ok());
+    BufferMatcher::Scratch scratch(matcher);
+    const std::string buffer = RandomLogBuffer(rng, atoms, 3000);
+    const std::vector<uint64_t> whole_bits = NaiveNonPlain(buffer);
+    const std::set<size_t> whole_ends = NaiveEnds(BufferMatcher::Searched(atoms), buffer);
+    for (size_t probe = 0; probe <= buffer.size(); probe += 1 + rng() % 9) {
+      std::vector<size_t> ends;
+      std::vector<uint64_t> bits(buffer.size() / 64 + 1, 0xa5a5a5a5a5a5a5a5u);
+      const std::string_view view(buffer);
+      ASSERT_TRUE(matcher.Search(view.substr(0, probe), &ends, &scratch, bits.data()));
+      const size_t from = (probe - std::min(probe, matcher.longest() - 1)) / 64 * 64;
+      const size_t before = ends.size();
+      ASSERT_TRUE(matcher.Search(view.substr(from), &ends, &scratch, bits.data() + from / 64));
+      for (size_t i = before; i < ends.size(); ++i) ends[i] += from;
+      bits.resize(whole_bits.size());
+      ASSERT_EQ(bits, whole_bits) << matcher.engine_name() << " probe " << probe;
+      ASSERT_EQ(std::set<size_t>(ends.begin(), ends.end()), whole_ends) << "probe " << probe;
     }
   }
 }

@@ -3,7 +3,9 @@
 // random bytes of every value, literals planted in random case at every
 // position near a buffer's start and end, buffers of every length around the
 // 32-byte block, overlapping occurrences, and literal sets that make the
-// fingerprints 1, 2 or 3 bytes wide or crowd the buckets and the bitmap.
+// fingerprints 1, 2 or 3 bytes wide or crowd the buckets and the bitmap. And
+// the bitmap of the bytes that are not printable ASCII, which the same pass
+// writes, is exactly a naive loop's, whichever filter writes it.
 #include "rules/simd_literal_search.h"
 
 #include <gtest/gtest.h>
@@ -37,16 +39,60 @@ std::multiset<size_t> NaiveEnds(const std::vector<std::string>& literals, std::s
   return ends;
 }
 
-// Both paths' ends; each occurrence once (the literals given are distinct).
+// The bitmap FindEnds writes: bit i % 64 of word i / 64 for text[i] < 0x20
+// or > 0x7e.
+std::vector<uint64_t> NaiveNonPlain(std::string_view text) {
+  std::vector<uint64_t> words((text.size() + 63) / 64, 0);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c > 0x7e) words[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  return words;
+}
+
+constexpr uint64_t kGarbage = 0xa5a5a5a5a5a5a5a5u;
+
+// FindEnds (AVX2 where the CPU has it) or FindEndsPortable into words holding
+// garbage (all must be written), with a guard word past them (none other).
+std::vector<uint64_t> NonPlainOf(const SimdLiteralSearch& search, std::string_view text,
+                                 bool portable) {
+  const size_t words = (text.size() + 63) / 64;
+  std::vector<uint64_t> bits(words + 1, kGarbage);
+  std::vector<size_t> ends;
+  if (portable) {
+    search.FindEndsPortable(text, &ends, bits.data());
+  } else {
+    search.FindEnds(text, &ends, bits.data());
+  }
+  EXPECT_EQ(bits.back(), kGarbage) << "a word past the text was written";
+  bits.pop_back();
+  return bits;
+}
+
+// Both paths' ends; each occurrence once (the literals given are distinct);
+// with the bitmap of non-plain bytes and without.
 void ExpectNaiveEnds(const SimdLiteralSearch& search, const std::vector<std::string>& literals,
                      std::string_view text, const std::string& what) {
   const std::multiset<size_t> want = NaiveEnds(literals, text);
-  std::vector<size_t> ends;
-  search.FindEnds(text, &ends);
-  ASSERT_EQ(std::multiset<size_t>(ends.begin(), ends.end()), want) << what;
-  ends.clear();
-  search.FindEndsPortable(text, &ends);
-  ASSERT_EQ(std::multiset<size_t>(ends.begin(), ends.end()), want) << what << " (portable)";
+  const std::vector<uint64_t> want_non_plain = NaiveNonPlain(text);
+  for (bool portable : {false, true}) {
+    const std::string path = portable ? " (portable)" : "";
+    for (bool with_non_plain : {false, true}) {
+      std::vector<size_t> ends;
+      std::vector<uint64_t> bits(text.size() / 64 + 1, kGarbage);
+      uint64_t* non_plain = with_non_plain ? bits.data() : nullptr;
+      if (portable) {
+        search.FindEndsPortable(text, &ends, non_plain);
+      } else {
+        search.FindEnds(text, &ends, non_plain);
+      }
+      ASSERT_EQ(std::multiset<size_t>(ends.begin(), ends.end()), want) << what << path;
+      if (with_non_plain) {
+        bits.resize(want_non_plain.size());
+        ASSERT_EQ(bits, want_non_plain) << what << path << " (non-plain)";
+      }
+    }
+  }
 }
 
 const std::vector<std::string>& RealLiterals() {
@@ -185,6 +231,75 @@ TEST(SimdLiteralSearchTest, AnyLiteralSetAgreesWithANaiveSearch) {
       }
       ExpectNaiveEnds(search, literals, text,
                       "set " + std::to_string(set) + " round " + std::to_string(round));
+    }
+  }
+}
+
+// Every byte value that matters (the edges of 0x20..0x7e, '\n', ESC, DEL,
+// bytes >= 0x80) at every position of buffers of every length around the
+// block, the pair of blocks and the last bytes, starting at every alignment;
+// for literal sets that make the short filter write the bitmap, the probes
+// (no literal under 7 bytes), and none (one byte at a time).
+TEST(SimdLiteralSearchTest, MarksExactlyTheBytesThatAreNotPrintableAsciiAtEveryPosition) {
+  const std::vector<std::vector<std::string>> sets = {
+      RealLiterals(), {"exit", "oom"}, {"unknown sf transformation", "keyerror"}, {}};
+  const std::string marked = std::string("\x00\x09\n\x0d\x1b\x1f\x7f\x80\xc3\xff", 10);
+  const std::string plain = " ~Aa0";  // 0x20 and 0x7e are printable
+  std::mt19937 rng(16);
+  for (const std::vector<std::string>& literals : sets) {
+    const SimdLiteralSearch search(literals);
+    std::string backing(300, ' ');
+    for (char& c : backing) c = plain[rng() % plain.size()];
+    for (size_t size : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{35}, size_t{36},
+                        size_t{37}, size_t{63}, size_t{64}, size_t{67}, size_t{68}, size_t{96},
+                        size_t{100}, size_t{127}, size_t{128}, size_t{131}, size_t{200}}) {
+      for (size_t align = 0; align < 32; align += (size > 100 ? 7 : 1)) {
+        for (size_t at = 0; at < size; ++at) {
+          std::string copy = backing;
+          copy[align + at] = marked[rng() % marked.size()];
+          const std::string_view text = std::string_view(copy).substr(align, size);
+          const std::vector<uint64_t> want = NaiveNonPlain(text);
+          const std::string what = std::to_string(literals.size()) + " literals, size " +
+                                   std::to_string(size) + " align " + std::to_string(align) +
+                                   " at " + std::to_string(at);
+          ASSERT_EQ(NonPlainOf(search, text, false), want) << what;
+          ASSERT_EQ(NonPlainOf(search, text, true), want) << what << " (portable)";
+        }
+        const std::string_view text = std::string_view(backing).substr(align, size);
+        ASSERT_EQ(NonPlainOf(search, text, false), NaiveNonPlain(text)) << "all plain " << size;
+      }
+    }
+  }
+}
+
+// Log-like buffers of many 16 KiB chunks, with ESC heads, tabs, '\r', UTF-8,
+// DEL and random bytes, many per 64 bytes or none for long stretches.
+TEST(SimdLiteralSearchTest, MarksTheNonPlainBytesOfLargeRandomBuffers) {
+  const std::vector<std::vector<std::string>> sets = {
+      RealLiterals(), {"unknown sf transformation", "keyerror: '"}, {"exit"}};
+  std::mt19937 rng(1616);
+  for (const std::vector<std::string>& literals : sets) {
+    const SimdLiteralSearch search(literals);
+    for (int round = 0; round < 12; ++round) {
+      std::string text;
+      const size_t size = 1000 + rng() % 70000;
+      const int density = 1 + static_cast<int>(rng() % 400);
+      while (text.size() < size) {
+        if (rng() % 3 == 0) text += "\x1b[0;36m(Worker pid=1)\x1b[0;0m ";
+        text += RandomBytes(rng, rng() % 200);
+        for (char& c : text) {
+          if (static_cast<int>(rng() % 1000) < density) c = static_cast<char>(rng());
+        }
+        text += rng() % 2 ? "\n" : "\t\r\x7f caf\xc3\xa9\n";
+      }
+      const std::string_view view = std::string_view(text).substr(rng() % 32);
+      const std::string what = "round " + std::to_string(round);
+      ASSERT_EQ(NonPlainOf(search, view, false), NaiveNonPlain(view)) << what;
+      ASSERT_EQ(NonPlainOf(search, view, true), NaiveNonPlain(view)) << what << " (portable)";
+      std::vector<uint64_t> bits(view.size() / 64 + 1, kGarbage);
+      SimdLiteralSearch::FindNonPlain(view, bits.data());
+      bits.resize((view.size() + 63) / 64);
+      ASSERT_EQ(bits, NaiveNonPlain(view)) << what << " (FindNonPlain)";
     }
   }
 }

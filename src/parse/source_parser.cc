@@ -173,12 +173,17 @@ struct SourceParser::Impl {
   std::string clean_scratch;
   WorkerInfo* unprefixed = nullptr;
   WorkerInfo* header_worker = nullptr;  // rank named by the last record's header
-  // Consecutive lines mostly come from the same process: their prefix bytes
+  // Consecutive lines mostly come from a few processes: their prefix bytes
   // are compared before parsing (PrefixCache), the innermost prefix's text
-  // before hashing (last_key).
+  // (or the header's rank tags) with the last few looked up before hashing.
   PrefixCache prefix_cache;
-  std::string last_key;
-  WorkerInfo* last_worker = nullptr;
+  struct RecentKey {
+    std::string key;
+    WorkerInfo* worker = nullptr;
+  };
+  static constexpr size_t kRecentKeys = 4;
+  RecentKey recent_keys[kRecentKeys];
+  size_t next_recent_key = 0;
   std::string key_scratch;
   std::unordered_map<std::string, WorkerInfo*, StringHash, std::equal_to<>> index;
   std::vector<int64_t> last_time;  // per WorkerInfo::id
@@ -236,7 +241,8 @@ bool SourceParser::Impl::RawPrefixHit(std::string_view content, WorkerInfo** wor
                                       size_t* chain_size, std::string_view* rest) {
   auto hit = [&](const RawPrefix& e) {
     const size_t n = e.raw.size();
-    if (n == 0 || content.size() <= n || std::memcmp(content.data(), e.raw.data(), n) != 0) {
+    if (n == 0 || content.size() <= n || content[0] != e.raw[0] ||
+        std::memcmp(content.data(), e.raw.data(), n) != 0) {
       return false;
     }
     std::string_view after = content.substr(n);
@@ -306,7 +312,9 @@ void SourceParser::Impl::KeepRawPrefix(std::string_view content, std::string_vie
 }
 
 WorkerInfo* SourceParser::Impl::Lookup(const ProcessId& id, std::string_view key) {
-  if (last_worker != nullptr && key == last_key) return last_worker;
+  for (const RecentKey& r : recent_keys) {
+    if (r.worker != nullptr && key == r.key) return r.worker;
+  }
   IndexKey(id.name, id.pid, id.ip, &key_scratch);
   WorkerInfo* worker;
   auto it = index.find(std::string_view(key_scratch));
@@ -323,8 +331,10 @@ WorkerInfo* SourceParser::Impl::Lookup(const ProcessId& id, std::string_view key
     worker->rank = id.rank;
     index.emplace(key_scratch, worker);
   }
-  last_key.assign(key.data(), key.size());
-  last_worker = worker;
+  RecentKey& r = recent_keys[next_recent_key];
+  next_recent_key = (next_recent_key + 1) % kRecentKeys;
+  r.key.assign(key.data(), key.size());
+  r.worker = worker;
   return worker;
 }
 
@@ -357,7 +367,9 @@ WorkerInfo* SourceParser::Impl::Recycle(const ProcessId& id) {
   std::string old_key;
   IndexKey(victim->name, victim->pid, victim->ip, &old_key);
   index.erase(old_key);
-  if (last_worker == victim) last_worker = nullptr;
+  for (RecentKey& r : recent_keys) {
+    if (r.worker == victim) r.worker = nullptr;
+  }
   for (RawPrefix& e : raw_prefixes) e.raw.clear();
   WorkerTable::Reuse(victim, id.role, id.name, id.pid, id.ip);
   if (victim->id < last_time.size()) last_time[victim->id] = kNoTime;
@@ -442,7 +454,10 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
       const std::string_view unwrapped = StripPasteWrappers(clean);
       const bool wrapped = unwrapped.size() != clean.size();
       clean = unwrapped;
-      if (!clean.empty() && (clean[0] == '(' || clean[0] == '[')) {
+      // A chain starts with `(` or torch's `[rank` (parse/prefix.h); an
+      // SGLang or TensorRT-LLM header's `[2026-` or `[TensorRT-LLM]` is none.
+      if (!clean.empty() &&
+          (clean[0] == '(' || (clean[0] == '[' && clean.size() > 1 && clean[1] == 'r'))) {
         ProcessId id;
         std::string_view key;
         consumed = prefix_cache.Parse(clean, &id, &key);
@@ -457,7 +472,14 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     rest = clean.substr(consumed);
   }
   while (!rest.empty() && rest[0] == '\r') rest.remove_prefix(1);  // tqdm after a prefix
-  rest = AfterProgressBar(rest);
+  // A bar ends in `it/s]` or `s/it]`, quiet-line triggers: bytes of the read
+  // buffer the search found none in hold no bar.
+  const bool raw_rest = rest.data() >= rec.content.data() &&
+                        rest.data() + rest.size() <= rec.content.data() + rec.content.size();
+  if (!(raw_rest && hints != nullptr && hints->covers_quiet_triggers() &&
+        hints->AtomFree(rec.content))) {
+    rest = AfterProgressBar(rest);
+  }
 
   Header header;
   const bool has_header = ParseHeader(rest, &header);

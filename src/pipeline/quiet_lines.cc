@@ -128,7 +128,10 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
                              Word(content.data() + t.probe_at[1]) != t.probe[1])) {
       return false;
     }
-    return parse::HasLineShape(content, t.shape);
+    // parse::HasLineShape, its plain-ASCII test answered by the buffer's
+    // search (the line lies in the buffer: it is AtomFree).
+    return std::memcmp(content.data(), head.data(), head.size()) == 0 &&
+           hints_->PlainAscii(content.substr(head.size()));
   };
   // By its key; else the short templates, most recently hit first: the
   // processes that write now.
@@ -447,7 +450,7 @@ const QuietLines::Template* QuietLines::Retime(std::string_view line, std::strin
   const size_t chain_end = chain->shape.chain_end;
   const std::string_view rest = content.substr(chain_end);
   parse::Header header;
-  if (rest[0] < 'A' || rest[0] > 'Z' || !parse::IsPlainAscii(rest) ||
+  if (rest[0] < 'A' || rest[0] > 'Z' || !hints_->PlainAscii(rest) ||
       !parse::ParseHeader(rest, &header) || header.kind != parse::HeaderKind::kVllm ||
       !header.has_time || header.has_worker || header.fixed_size == 0) {
     return nullptr;

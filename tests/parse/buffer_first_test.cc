@@ -394,7 +394,7 @@ PipelineRun RunPipeline(const std::string& text, bool buffer_first, size_t max_w
   parse::AtomHints hints;
   hints.set_covers_quiet_triggers(true);
   hints.Reset(text, rule_set.get());
-  EXPECT_TRUE(matcher->Search(text, hints.mutable_ends(), &scratch));
+  EXPECT_TRUE(matcher->Search(text, hints.mutable_ends(), &scratch, hints.mutable_non_plain()));
   hints.Seal();
   ChangeLog sink;
   PipelineRun run;

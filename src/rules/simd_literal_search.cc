@@ -323,8 +323,11 @@ void SimdLiteralSearch::BuildProbe(const std::vector<std::string>& literals,
   }
 }
 
-bool SimdLiteralSearch::Matches(const char* data, size_t n, size_t start, uint32_t literal,
-                                std::vector<size_t>* ends) const {
+// Matches and ConfirmWindow are inlined into their callers: as calls, their
+// prologues and epilogues were a third of their cost (callgrind, 8 MiB bench
+// file: the search 17.74 M -> 16.86 M instructions).
+__attribute__((always_inline)) inline bool SimdLiteralSearch::Matches(
+    const char* data, size_t n, size_t start, uint32_t literal, std::vector<size_t>* ends) const {
   const std::string& l = literals_[literal];
   const size_t size = l.size();
   if (size > n - start) return false;
@@ -365,8 +368,8 @@ void SimdLiteralSearch::ConfirmShort(const char* data, size_t n, size_t at, unsi
   }
 }
 
-void SimdLiteralSearch::ConfirmWindow(const Probe& probe, const char* data, size_t n, size_t at,
-                                      std::vector<size_t>* ends) const {
+__attribute__((always_inline)) inline void SimdLiteralSearch::ConfirmWindow(
+    const Probe& probe, const char* data, size_t n, size_t at, std::vector<size_t>* ends) const {
   const uint64_t key = Key(data + at, probe.width);
   const size_t mask = probe.slots.size() - 1;
   for (size_t s = Hash(data + at, probe.width) >> probe.slot_shift; probe.slots[s].count != 0;

@@ -304,10 +304,14 @@ struct Pipeline::Impl {
   }
 
   // A quiet line: what parsing it would have done, without the parser and
-  // the engine (pipeline/quiet_lines.h).
-  bool TrySkip(Source& s, std::string_view line, uint64_t offset) {
+  // the engine (pipeline/quiet_lines.h). A line with a template whose
+  // process the engine is not quiet for is left in *busy, to be parsed.
+  bool TrySkip(Source& s, std::string_view line, uint64_t offset,
+               pipeline::QuietLines::Skip* busy) {
     pipeline::QuietLines::Skip skip;
-    if (!s.quiet->Match(line, &skip) || !s.engine->QuietFor(*skip.tmpl->shape.worker)) {
+    if (!s.quiet->Match(line, &skip)) return false;
+    if (!s.engine->QuietFor(*skip.tmpl->shape.worker)) {
+      *busy = skip;
       return false;
     }
     s.next.offset = offset + line.size() + 1;
@@ -414,7 +418,10 @@ struct Pipeline::Impl {
     // Quiet lines may be skipped while the read buffer was searched (not
     // where atoms are too dense to search, the worst case: nothing is tried).
     const bool quiet = s.quiet != nullptr && !s.ended && s.quiet->active();
-    if (quiet && s.parser_quiet && offset == s.next.offset && TrySkip(s, line, offset)) return;
+    pipeline::QuietLines::Skip busy;  // a template's line parsed only for the engine
+    if (quiet && s.parser_quiet && offset == s.next.offset && TrySkip(s, line, offset, &busy)) {
+      return;
+    }
     if (s.ended) Start(s);
     // A line that reads none of what skipped lines changed is parsed before
     // the catch-up, and joins it (QuietLines::MayDefer).
@@ -446,8 +453,10 @@ struct Pipeline::Impl {
     if (learn) {
       s.capturing = false;
       learnt = s.captured.count == 1 && s.parser_quiet && s.parser_events->others == 0 &&
-               s.quiet->Learn(line, s.parser->envelope(), s.captured.record,
-                              s.parser_events->guessed, s.parser_events->last_fallback);
+               (busy.tmpl != nullptr
+                    ? s.quiet->Confirm(busy, s.parser->envelope(), s.parser_events->guessed)
+                    : s.quiet->Learn(line, s.parser->envelope(), s.captured.record,
+                                     s.parser_events->guessed, s.parser_events->last_fallback));
     }
     if (deferred != nullptr) {
       s.quiet->Parsed(line, deferred, offset, s.next.line - 1, s.last_record_time);

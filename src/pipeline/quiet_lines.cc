@@ -159,6 +159,7 @@ bool QuietLines::Match(std::string_view line, Skip* out) {
   if (found == nullptr) return false;
   const Template& t = *found;
   out->tmpl = &t;
+  out->worker = t.shape.worker->id;
   if (t.shape.header_time) {
     if (t.cri &&
         (zone != t.zone_offset_s || parse::LocalDayOf(envelope_time, zone) != t.local_day ||
@@ -317,6 +318,19 @@ bool QuietLines::WantsToLearn(std::string_view line) const {
   }
   return hints_->covers_quiet_triggers() && line.size() <= max_line_bytes_ &&
          hints_->AtomFree(line);
+}
+
+bool QuietLines::Confirm(const Skip& skip, parse::Envelope envelope, int guessed) {
+  if (envelope != envelope_ || guessed > 1) return false;
+  learn_failures_ = 0;
+  // As Learn() notes a template's line (a timed one dates its process and the source).
+  if (skip.timed) {
+    source_timed_ = true;
+    Fed(skip.worker, skip.time_us);
+  } else {
+    rank_header_ = false;
+  }
+  return true;
 }
 
 bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const LogRecord& record,

@@ -83,7 +83,8 @@ class QuietLines {
   // A line that may be skipped.
   struct Skip {
     const Template* tmpl = nullptr;
-    bool timed = false;  // its record has a time of its own (header or envelope)
+    uint32_t worker = 0;  // tmpl's process (WorkerInfo::id)
+    bool timed = false;   // its record has a time of its own (header or envelope)
     int64_t time_us = 0;
   };
 
@@ -123,6 +124,12 @@ class QuietLines {
 
   // Whether a line about to be processed may become a template (cheap).
   bool WantsToLearn(std::string_view line) const;
+  // A line Match() gave `skip` for was processed by the parser all the same
+  // (the engine was not quiet for its process), in `envelope`, alone and
+  // counting `guessed` time fallbacks: the parser has what Learn() would
+  // note, and the template stands as it is, so it is not learnt again.
+  // False (nothing noted) when the envelope changed or more was counted.
+  bool Confirm(const Skip& skip, parse::Envelope envelope, int guessed);
   // After the parser processed `line` into `record` alone, counting `guessed`
   // time fallbacks (the last one `fallback`) and nothing else unusual.
   // Returns true when it became a template (what the parser then has is known).

@@ -456,17 +456,18 @@ struct NonPlainTest {
       : shift(_mm256_set1_epi8(0x60)), limit(_mm256_set1_epi8(-34)) {
     asm("" : "+x"(shift), "+x"(limit));
   }
-  // For the hot loops, the 64 bytes at `p` at once: lanes not zero where
-  // either 32 has such a byte.
-  __attribute__((target("avx2"))) __m256i Any(const char* p) const {
-    const __m256i x = _mm256_add_epi8(Load(p), shift);
-    const __m256i y = _mm256_add_epi8(Load(p + 32), shift);
-    return _mm256_cmpgt_epi8(_mm256_max_epi8(x, y), limit);
+  // The bytes of the 32 at `p` that are marked, 0xff each.
+  __attribute__((target("avx2"))) __m256i Marked(const char* p) const {
+    return _mm256_cmpgt_epi8(_mm256_add_epi8(Load(p), shift), limit);
   }
   // Those of the 32 at `p`: bit i for p[i].
   __attribute__((target("avx2"))) uint64_t Bits(const char* p) const {
-    const __m256i marked = _mm256_cmpgt_epi8(_mm256_add_epi8(Load(p), shift), limit);
-    return static_cast<uint32_t>(_mm256_movemask_epi8(marked));
+    return static_cast<uint32_t>(_mm256_movemask_epi8(Marked(p)));
+  }
+  // Of two Marked(): bit i for the first's byte i, 32 + i for the second's.
+  __attribute__((target("avx2"))) static uint64_t Bits(__m256i x, __m256i y) {
+    return static_cast<uint32_t>(_mm256_movemask_epi8(x)) |
+           uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(y))} << 32;
   }
 
   __m256i shift, limit;
@@ -536,10 +537,11 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ShortPassAvx2(const char
     const __m256i y = Buckets<kWidth>(data + b + 32, lo0, hi0, lo1, hi1, lo2, hi2);
     const __m256i candidates = _mm256_or_si256(x, y);
     if constexpr (kNonPlain) {
-      const __m256i any = _mm256_or_si256(candidates, test.Any(data + b));
+      const __m256i marked_x = test.Marked(data + b), marked_y = test.Marked(data + b + 32);
+      const __m256i any = _mm256_or_si256(candidates, _mm256_or_si256(marked_x, marked_y));
       *word = 0;
       if (_mm256_testz_si256(any, any)) continue;
-      *word = test.Bits(data + b) | test.Bits(data + b + 32) << 32;
+      *word = NonPlainTest::Bits(marked_x, marked_y);
     }
     if (_mm256_testz_si256(candidates, candidates)) continue;
     if (!_mm256_testz_si256(x, x)) noted[count++] = static_cast<uint32_t>(b - begin);
@@ -585,10 +587,11 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(const char
     const __m256 any = _mm256_or_ps(x, y);
     if constexpr (kNonPlain) {
       // The hits are in the lanes' sign bits only, `marked` in any byte.
-      const __m256i marked = test.Any(data + b);
+      const __m256i marked_x = test.Marked(data + b), marked_y = test.Marked(data + b + 32);
+      const __m256i marked = _mm256_or_si256(marked_x, marked_y);
       *word = 0;
       if (_mm256_testz_ps(any, any) && _mm256_testz_si256(marked, marked)) continue;
-      *word = test.Bits(data + b) | test.Bits(data + b + 32) << 32;
+      *word = NonPlainTest::Bits(marked_x, marked_y);
     } else if (_mm256_testz_ps(any, any)) {
       continue;
     }

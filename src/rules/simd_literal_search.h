@@ -39,10 +39,11 @@
 // parse::IsPlainAscii looks for, so parse::AtomHints answers it for any
 // line of the buffer without a second pass over its bytes. In the short
 // filter's loop (the probes' when there are no short literals) that costs
-// about eight instructions per 64 bytes (a test of both blocks at once, the
-// store of an empty word), and eleven more where the 64 bytes hold such a
-// byte (their 64-bit word). On the 8 MiB bench file, with two ESC per line,
-// 42% of them do: 16.1 M -> 17.7 M instructions for the search (callgrind).
+// about seven instructions per 64 bytes (both blocks tested at once with the
+// candidates, an empty word stored), and about seven more where the 64
+// bytes hold such a byte (their 64-bit word). On the 8 MiB bench file, with
+// two ESC per line, 42% of them do: about 1.6 M of the search's 16.7 M
+// instructions (callgrind).
 //
 // The hot loops only note the blocks with a candidate; each is looked at
 // again after its 16 KiB, and every candidate compared whole,

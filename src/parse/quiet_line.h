@@ -35,7 +35,7 @@
 //   Error, Exception, Warning, Interrupt or Exit: all triggers
 //   (case-insensitive, so a superset).
 // - The engine finds no atom; an INFO message changes nothing else there when
-//   RuleEngine::QuietFor(worker) holds.
+//   RuleEngine::SkipQuietRecord(worker) holds (a carried line ends).
 //
 // A bare shape stands for unprefixed lines whose header holds no time and
 // varies in its bytes (NCCL's `host:pid:tid [dev] NCCL INFO `): its head is

@@ -310,7 +310,7 @@ struct Pipeline::Impl {
                pipeline::QuietLines::Skip* busy) {
     pipeline::QuietLines::Skip skip;
     if (!s.quiet->Match(line, &skip)) return false;
-    if (!s.engine->QuietFor(*skip.tmpl->shape.worker)) {
+    if (!s.engine->SkipQuietRecord(*skip.tmpl->shape.worker)) {
       *busy = skip;
       return false;
     }

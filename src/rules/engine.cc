@@ -165,11 +165,15 @@ struct RuleEngine::Impl {
     unfiltered = rules->UnfilteredPatternCount() != 0;
   }
 
-  bool QuietFor(const WorkerInfo& worker) const {
-    if (unfiltered || !carry.text.empty() || worker.id >= streams.size()) return false;
+  bool SkipQuietRecord(const WorkerInfo& worker) {
+    if (unfiltered || worker.id >= streams.size()) return false;
     const Stream& stream = streams[worker.id];
-    return stream.seen && stream.rank == worker.rank && stream.pending.empty() &&
-           workers[worker.id] == &worker;
+    if (!stream.seen || stream.rank != worker.rank || !stream.pending.empty() ||
+        workers[worker.id] != &worker) {
+      return false;
+    }
+    carry.text.clear();  // Rejoin(): a headered record continues no carried line
+    return true;
   }
 
   // A dated match older than maxspan plus kStageClockSkewUs before the floor.
@@ -586,7 +590,9 @@ void RuleEngine::LowestNeeded(int64_t now_us, SourcePosition* pos) const {
 }
 void RuleEngine::OnStreamForgotten(const WorkerInfo& worker) { impl_->Forget(worker); }
 void RuleEngine::ForgetExpiredStages(int64_t floor_us) { impl_->ForgetExpiredStages(floor_us); }
-bool RuleEngine::QuietFor(const WorkerInfo& worker) const { return impl_->QuietFor(worker); }
+bool RuleEngine::SkipQuietRecord(const WorkerInfo& worker) {
+  return impl_->SkipQuietRecord(worker);
+}
 void RuleEngine::Finish() { impl_->Finish(); }
 
 }  // namespace fingerprintd::rules

@@ -526,6 +526,32 @@ TEST(BufferFirstTest, NcclInfoLinesAreSkippedAndWhatFollowsThemIsDatedAsWhenPars
   }
 }
 
+// A warning cut at the terminal's width is carried for a bare continuation
+// (rules/engine.cc, Rejoin). A quiet line of another process between them,
+// skipped, ends the carry as parsing it would: the bare line after it is not
+// joined into a warning a rule matches.
+TEST(BufferFirstTest, ASkippedLineEndsAMessageCarriedForItsWrappedContinuation) {
+  std::string log;
+  for (int i = 0; i < 12; ++i) {
+    log += "(Worker_TP0 pid=7) INFO 03-04 10:00:00 [a.py:1] warming up\n";
+    log += "(Worker_TP1 pid=8) INFO 03-04 10:00:00 [a.py:1] warming up\n";
+  }
+  log +=
+      "(Worker_TP0 pid=7) WARNING 03-04 10:00:00 [w.py:1] The kernels chosen for this GPU "
+      "may be slow or fail later because the Device capability 12.0 not sup\n";
+  const std::string cut = log;
+  log += "(Worker_TP1 pid=8) INFO 03-04 10:00:00 [a.py:1] warming up\n";
+  log += "ported\n";
+  const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20);
+  const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20);
+  ExpectSamePipelineRuns(oracle, fast, "a carry, a skipped line, a bare line");
+  // The line between took the skip path (the bare line after it never does).
+  EXPECT_EQ(fast.skipped, RunPipeline(cut, true, 4096, 1 << 20).skipped + 1);
+  // Without the line between, the two pieces are one message and match.
+  EXPECT_TRUE(oracle.events.rule_matches.empty());
+  EXPECT_FALSE(RunPipeline(cut + "ported\n", false, 4096, 1 << 20).events.rule_matches.empty());
+}
+
 // Lines of a process in a new second are re-timed from its template without
 // the parser (pipeline/quiet_lines.h, Retime): their year must be the
 // parser's. Plain: guessed from the mtime, also where it flips to the year

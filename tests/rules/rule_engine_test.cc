@@ -296,25 +296,17 @@ TEST_F(RuleEngineTest, PastedExceptionOfAnotherTypeIsNotThisRule) {
 }
 
 TEST_F(RuleEngineTest, AStreamIsQuietOnlyOnceSeenWithNothingWaiting) {
-  EXPECT_FALSE(engine_.QuietFor(worker_));  // never seen: its first record reports it
+  EXPECT_FALSE(engine_.SkipQuietRecord(worker_));  // never seen: its first record reports it
   Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  EXPECT_TRUE(engine_.QuietFor(worker_));
+  EXPECT_TRUE(engine_.SkipQuietRecord(worker_));
   Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
-  EXPECT_FALSE(engine_.QuietFor(worker_));  // a symptom waits for its traceback
+  EXPECT_FALSE(engine_.SkipQuietRecord(worker_));  // a symptom waits for its traceback
   Traceback(kWeightPrep, kSymptom, kT0);
-  EXPECT_TRUE(engine_.QuietFor(worker_));
+  EXPECT_TRUE(engine_.SkipQuietRecord(worker_));
   worker_.rank = 3;  // learnt by the parser: the next record reports the rank
-  EXPECT_FALSE(engine_.QuietFor(worker_));
+  EXPECT_FALSE(engine_.SkipQuietRecord(worker_));
   Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  EXPECT_TRUE(engine_.QuietFor(worker_));
-}
-
-TEST_F(RuleEngineTest, AStreamIsNotQuietWhileAWrappedWarningMayContinue) {
-  Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  Line(Level::kWarning, "This warning was cut by the terminal after a comma,", kT0);
-  EXPECT_FALSE(engine_.QuietFor(worker_));
-  Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  EXPECT_TRUE(engine_.QuietFor(worker_));
+  EXPECT_TRUE(engine_.SkipQuietRecord(worker_));
 }
 
 TEST_F(RuleEngineTest, ExpiredStagesAreForgottenAndNoLongerNeeded) {

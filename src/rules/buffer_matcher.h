@@ -27,7 +27,8 @@
 // same results. Measured on the bench mix (bench/README.md, "Own matcher"),
 // the 136 literals replay searches:
 //
-//   callgrind, replay --quiet of the 8 MiB files: the search 36.0 M
+//   callgrind, replay --quiet of the 8 MiB files (at a5d56f9; 16.7 M with
+//   the non-plain bitmap since 1415b75): the search 36.0 M
 //   instructions with Hyperscan, 16.1 M with SimdLiteralSearch (plain; CRI
 //   34.0 M -> 15.6 M), ReplayGroup 84.6 M -> 64.4 M (CRI 85.8 M -> 67.0 M);
 //   building the matcher at start-up (MatcherFor) 22.9 M -> 4.6 M.

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "parse/quiet_line.h"
+#include "testing/naive_non_plain.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::rules {
@@ -57,14 +58,7 @@ std::string RandomTextWithAtoms(std::mt19937& rng, const std::vector<std::string
   return text;
 }
 
-std::vector<uint64_t> NaiveNonPlain(std::string_view text) {
-  std::vector<uint64_t> words((text.size() + 63) / 64, 0);
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c > 0x7e) words[i / 64] |= uint64_t{1} << (i % 64);
-  }
-  return words;
-}
+using testing::NaiveNonPlain;
 
 std::vector<BufferMatcher::Engine> Engines() {
   std::vector<BufferMatcher::Engine> engines = {BufferMatcher::Engine::kOwn};

@@ -17,6 +17,7 @@
 
 #include "parse/quiet_line.h"
 #include "rules/buffer_matcher.h"
+#include "testing/naive_non_plain.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::rules {
@@ -39,16 +40,7 @@ std::multiset<size_t> NaiveEnds(const std::vector<std::string>& literals, std::s
   return ends;
 }
 
-// The bitmap FindEnds writes: bit i % 64 of word i / 64 for text[i] < 0x20
-// or > 0x7e.
-std::vector<uint64_t> NaiveNonPlain(std::string_view text) {
-  std::vector<uint64_t> words((text.size() + 63) / 64, 0);
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c > 0x7e) words[i / 64] |= uint64_t{1} << (i % 64);
-  }
-  return words;
-}
+using testing::NaiveNonPlain;
 
 constexpr uint64_t kGarbage = 0xa5a5a5a5a5a5a5a5u;
 

@@ -148,6 +148,10 @@ struct RuleEngine::Impl {
   std::vector<int> applied;                 // pattern ids ApplyMatches accepted (level passed)
   std::string capture;                      // scratch
   bool unfiltered = false;                  // patterns without atoms: run on every line
+  // No dated stage match expires before the floor passes this (the earliest
+  // time_us + maxspan + kStageClockSkewUs): until then a tick has nothing to
+  // forget, and the matches, kept for a day, are not visited on every tick.
+  int64_t next_expiry_us = INT64_MAX;
   // The previous physical line(s) of the source while they look cut off.
   struct Carry {
     std::string text;
@@ -176,16 +180,24 @@ struct RuleEngine::Impl {
     return true;
   }
 
+  int64_t KeptFor(uint32_t rule) const {
+    return rules->rules()[rule].maxspan_us + kStageClockSkewUs;
+  }
+
   // A dated match older than maxspan plus kStageClockSkewUs before the floor.
   void ForgetExpiredStages(int64_t floor_us) {
-    if (floor_us == 0) return;
+    if (floor_us == 0 || floor_us <= next_expiry_us) return;
+    next_expiry_us = INT64_MAX;
     for (Stream& stream : streams) {
       for (RuleState& state : stream.rules) {
-        const int64_t maxspan = rules->rules()[state.rule].maxspan_us + kStageClockSkewUs;
+        const int64_t maxspan = KeptFor(state.rule);
         for (std::optional<StageMatch>& m : state.stages) {
-          if (m && m->time_us != 0 && floor_us - m->time_us > maxspan) {
+          if (!m || m->time_us == 0) continue;
+          if (floor_us - m->time_us > maxspan) {
             m.reset();
             events.StateEvicted(Evicted::kStageMatch);
+          } else {
+            next_expiry_us = std::min(next_expiry_us, m->time_us + maxspan);
           }
         }
       }
@@ -336,6 +348,9 @@ struct RuleEngine::Impl {
       StageMatch match{record.line_number, record.offset, record.time_us, std::string(text)};
       events.RuleMatched(rule.id, stage.id);
       if (stage.symptom) AddPending(stream, record, ref.owner, match, rejoined);
+      if (match.time_us != 0) {
+        next_expiry_us = std::min(next_expiry_us, match.time_us + KeptFor(ref.owner));
+      }
       state.stages[ref.stage] = std::move(match);
     }
   }

@@ -338,5 +338,28 @@ TEST_F(RuleEngineTest, AStageOlderThanMaxspanAndADayIsDropped) {
   EXPECT_EQ(pos.line, 3u);  // the symptom's line (4) is still held, not the stage's (1)
 }
 
+// Ticks skip the stage matches until the earliest can expire; a match dated
+// behind the others (another stream's clock, a late line) moves that moment
+// earlier, so it is still dropped when its own day is up.
+TEST_F(RuleEngineTest, AStageDatedBehindTheOthersIsDroppedOnItsOwnTime) {
+  Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0 + 10 * 3600 * kSecond);
+  engine_.ForgetExpiredStages(kT0 + 11 * 3600 * kSecond);  // nothing due: the earliest is noted
+  EXPECT_EQ(events_.Evictions(Evicted::kStageMatch), 0u);
+  WorkerInfo other = worker_;
+  other.id = worker_.id + 1;
+  other.rank = 1;
+  LogRecord late;
+  late.line_number = ++line_;
+  late.worker = &other;
+  late.level = Level::kInfo;
+  late.time_us = kT0;
+  late.message = "Loading weights took 9.8 seconds";
+  engine_.OnRecord(late);
+  engine_.ForgetExpiredStages(kT0 + 25 * 3600 * kSecond);
+  EXPECT_EQ(events_.Evictions(Evicted::kStageMatch), 1u);  // the late one; the first is kept
+  engine_.ForgetExpiredStages(kT0 + 35 * 3600 * kSecond);
+  EXPECT_EQ(events_.Evictions(Evicted::kStageMatch), 2u);
+}
+
 }  // namespace
 }  // namespace fingerprintd::rules

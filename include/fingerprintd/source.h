@@ -135,6 +135,9 @@ struct ReplayStats {
   uint64_t files = 0;
   uint64_t lines = 0;
   uint64_t bytes = 0;
+  // Of `lines`, those buffer-first replay skipped whole (quiet lines: see
+  // Pipeline::quiet_lines_skipped); counted when a deployment is done.
+  uint64_t lines_skipped = 0;
 };
 
 // Expands paths into sources: directories recursively in a stable order

@@ -46,11 +46,14 @@ class BufferSearch {
   const parse::AtomHints* hints() const { return matcher_ != nullptr ? &hints_ : nullptr; }
   // Searches a buffer before its lines are fed. Where atoms are dense (about
   // one per line or more: every line a candidate, the worst case) the search
-  // spares no per-line scan, so the next kSkipAfterDense buffers are not
-  // searched and vouch for nothing; the raw prefix path still applies. The
-  // first kProbeBytes are searched first: when they are dense already, the
-  // buffer is not searched further and vouches for nothing either (a worst
-  // case pays for 64 KiB of search per 9 MiB, not 1 MiB).
+  // spares no per-line scan. The first kProbeBytes are searched first: when
+  // they are dense, the buffer is not searched further and vouches for
+  // nothing (its lines are parsed; the raw prefix path still applies). When
+  // two buffers in a row are dense, the next kSkipAfterDense buffers are not
+  // searched either (a worst case pays for 64 KiB of search per 9 MiB, not
+  // 1 MiB). One dense buffer alone is a burst (a startup's config lines, a
+  // crash's tracebacks): the next buffer is searched as usual, or the burst
+  // would have every line of the next 9 MiB parsed.
   void Search(std::string_view buffer) {
     if (matcher_ == nullptr) return;
     if (skip_ > 0) {
@@ -68,7 +71,8 @@ class BufferSearch {
     }
     if (probe < buffer.size()) {
       if (ends->size() * kDenseBytes > probe) {
-        skip_ = kSkipAfterDense;
+        if (dense_before_) skip_ = kSkipAfterDense;
+        dense_before_ = true;
         hints_.Clear();
         return;
       }
@@ -84,7 +88,9 @@ class BufferSearch {
       }
       for (size_t i = before; i < ends->size(); ++i) (*ends)[i] += from;
     }
-    if (ends->size() * kDenseBytes > buffer.size()) skip_ = kSkipAfterDense;
+    const bool dense = ends->size() * kDenseBytes > buffer.size();
+    if (dense && dense_before_) skip_ = kSkipAfterDense;
+    dense_before_ = dense;
     hints_.Seal();
   }
   void Clear() { hints_.Clear(); }
@@ -96,6 +102,7 @@ class BufferSearch {
   const rules::BufferMatcher* matcher_;
   const rules::RuleSet* rule_set_;
   int skip_ = 0;
+  bool dense_before_ = false;  // the last buffer searched was dense
   std::unique_ptr<rules::BufferMatcher::Scratch> scratch_;
   parse::AtomHints hints_;
 };
@@ -145,6 +152,7 @@ Status ReplayGroup(const std::vector<const ReplaySource*>& sources, const Replay
     if (!s.ok() && first_error.ok()) first_error = s;
   }
   pipeline.Finish();
+  stats->lines_skipped += pipeline.quiet_lines_skipped();
   return first_error;
 }
 
@@ -223,6 +231,7 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
     stats->files += s.files;
     stats->lines += s.lines;
     stats->bytes += s.bytes;
+    stats->lines_skipped += s.lines_skipped;
   }
   for (const Status& s : errors) {
     if (!s.ok()) return s;

@@ -130,6 +130,9 @@ class SourceParser {
   // CRI/Docker partials, an open or pending traceback. Reading again from
   // there reproduces what is held (the checkpoint's safe position).
   void LowestHeld(SourcePosition* pos) const;
+  // Whether LowestHeld would leave *pos as it is (nothing held), without
+  // visiting the streams: the pipeline asks after every line it parses.
+  bool HoldsNothing() const;
   // Hands on a record being joined from CRI/Docker partials whose first
   // fragment is older than now_us - traceback_timeout_us, unfinished (its
   // stream's next fragment starts a new record; counted as

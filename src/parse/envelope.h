@@ -75,6 +75,7 @@ class EnvelopeDecoder {
       if (p.active) pos->LowerTo({p.head.offset, p.head.line_number - 1});
     }
   }
+  bool HoldsAny() const { return partials_[0].active || partials_[1].active; }
 
  private:
   // A record being joined from fragments of one stream (stdout / stderr).

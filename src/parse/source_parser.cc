@@ -604,6 +604,9 @@ void SourceParser::LowestHeld(SourcePosition* pos) const {
   impl_->envelope.LowestHeld(pos);
   impl_->assembler.LowestHeld(pos);
 }
+bool SourceParser::HoldsNothing() const {
+  return !impl_->envelope.HoldsAny() && !impl_->assembler.HoldsAny();
+}
 
 // What Impl::Process sets for such a line, step by step: the worker its
 // chain or header names (no header names a rank); header_worker cleared

@@ -98,6 +98,7 @@ class TracebackAssembler {
   void Forget(const WorkerInfo* worker);
   // Lowers *pos to the first line of the earliest traceback still held.
   void LowestHeld(SourcePosition* pos) const;
+  bool HoldsAny() const { return active_ != 0; }
 
  private:
   enum class State : uint8_t { kIdle, kOpen, kPending };

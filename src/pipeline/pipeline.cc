@@ -34,6 +34,10 @@ constexpr int kPipelineStateVersion = 1;
 // Clock changes remembered per source since its safe position (one per
 // second of log time when lines carry whole seconds).
 constexpr size_t kMaxClocks = 65536;
+// PruneReported's pass is not run for fewer clocks and reported lines. The
+// clocks alone never reach twice kMaxClocks: at the cap (CRI envelopes move
+// the floor on every line) only new reported lines bring the next pass.
+constexpr size_t kPruneAtLeast = 64;
 // A source's parser and engine are ticked when its event time moved on by this.
 constexpr int64_t kTickEvery = 1'000'000;
 
@@ -239,6 +243,10 @@ struct Pipeline::Impl {
     // lines from the safe position on are read again, and a hit they had
     // produced before the cut is not produced twice.
     std::set<std::pair<uint64_t, std::string>> reported;
+    // PruneReported's pass runs once clocks and reported hold this many:
+    // twice what the last pass kept, so its cost is spread over the entries
+    // added, not paid on every Advance (kPruneAtLeast).
+    size_t prune_at = 0;
   };
 
   struct Deployment {
@@ -278,11 +286,7 @@ struct Pipeline::Impl {
     s.parser_quiet = s.quiet != nullptr && ParserQuiet(s);
   }
 
-  static bool ParserQuiet(const Source& s) {
-    SourcePosition pos{UINT64_MAX, UINT64_MAX};
-    s.parser->LowestHeld(&pos);
-    return pos.offset == UINT64_MAX;
-  }
+  static bool ParserQuiet(const Source& s) { return s.parser->HoldsNothing(); }
 
   // Brings the parser's times up to date with the lines skipped since it
   // last parsed one (QuietLines::CatchUp).
@@ -591,12 +595,16 @@ struct Pipeline::Impl {
   }
 
   // Symptom lines before the safe position will not be read again, nor are
-  // the clocks before it needed.
+  // the clocks before it needed. Safe() visits all the parser and the engine
+  // hold (thousands of stage matches in a long log), so this runs once the
+  // two have doubled since the last pass.
   void PruneReported(Source& s) {
+    if (s.clocks.size() + s.reported.size() < s.prune_at) return;
     const uint64_t safe_line = Safe(s).line;
     auto first_kept = s.reported.lower_bound({safe_line + 1, std::string()});
     s.reported.erase(s.reported.begin(), first_kept);
     while (s.clocks.size() > 1 && s.clocks[1].line <= safe_line) s.clocks.pop_front();
+    s.prune_at = std::max(kPruneAtLeast, 2 * (s.clocks.size() + s.reported.size()));
   }
 
   // The source's clock when the line after `pos` was about to be read.

@@ -67,6 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fingerprintd::SourcePosition pos{offset, line_number};
     assembler.LowestHeld(&pos);
     FUZZ_CHECK(pos.offset <= offset);
+    FUZZ_CHECK(assembler.HoldsAny() == (pos.offset < offset));
   }
   assembler.Finish();
   fingerprintd::SourcePosition pos{offset, line_number};

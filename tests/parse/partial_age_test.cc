@@ -50,6 +50,7 @@ class PartialAgeTest : public ::testing::Test {
   SourcePosition Held() const {
     SourcePosition pos{offset_, offsets_.size()};
     parser_->LowestHeld(&pos);
+    EXPECT_EQ(parser_->HoldsNothing(), pos.offset == offset_);  // the O(1) answer agrees
     return pos;
   }
   std::vector<std::string> Messages() const {

@@ -18,7 +18,9 @@
 #                   (bench/symptom_patterns.py --mtail) on the first --mtail-mb MiB of the plain file;
 #                   MTAIL=/path/to/mtail uses that binary instead, without installing anything
 #   --mtail-mb N    size of the mtail slice (default 32; mtail runs at ~2 MB/s)
-#   --profile       also run valgrind --tool=callgrind on a 20 MiB plain file and print the top functions
+#   --profile       also sample the replay of the plain file with perf (cpu-clock: wall time by
+#                   function, at full size) and run valgrind --tool=callgrind on a 20 MiB plain file
+#                   (instructions), printing the top functions of each
 #   --rebuild       cmake --build build before measuring (default: build only if the binary is missing)
 #   --clean         delete /tmp/fingerprintd-bench and exit
 #
@@ -81,6 +83,13 @@ cp "$SRC_BIN" "$BIN"
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$ROOT/build/CMakeCache.txt" 2>/dev/null || true)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$ROOT" status --porcelain -- src include daemon CMakeLists.txt 2>/dev/null | wc -l)
+# What the results table says the binary is: build/'s type and HEAD, or only
+# the path given (FINGERPRINTD may be any build of any commit).
+if [ -n "${FINGERPRINTD:-}" ]; then
+  binary_label="$SRC_BIN (FINGERPRINTD)"
+else
+  binary_label="${build_type:-?} at $commit"
+fi
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 ncpu=$(nproc)
@@ -179,9 +188,9 @@ if [ "$WITH_MTAIL" = 1 ] || [ -n "${MTAIL:-}" ]; then
 fi
 
 # --- summary --------------------------------------------------------------------------------------
-python3 - "$RES" "$WORK/results.md" "$cpu" "$ncpu" "${build_type:-?}" "$commit" <<'EOF'
+python3 - "$RES" "$WORK/results.md" "$cpu" "$ncpu" "$binary_label" <<'EOF'
 import collections, statistics, sys
-res, out, cpu, ncpu, bt, commit = sys.argv[1:7]
+res, out, cpu, ncpu, binary = sys.argv[1:6]
 rows = collections.defaultdict(list)
 for l in open(res):
     label, f, b, wall, rss, cpup, load = l.rstrip("\n").split("\t")
@@ -193,7 +202,7 @@ def med(label):
 def spread(label):
     v = [b / w / 1e6 for b, w, *_ in rows[label]]
     return f"{min(v):.0f}-{max(v):.0f}"
-lines = [f"machine: {cpu}, {ncpu} cores; fingerprintd {bt} at {commit}; median of {len(rows['fingerprintd-plain'])} runs; MB = 10^6 bytes", "",
+lines = [f"machine: {cpu}, {ncpu} cores; fingerprintd {binary}; median of {len(rows['fingerprintd-plain'])} runs; MB = 10^6 bytes", "",
          "| input | size | fingerprintd MB/s (min-max) | wall (median) | max RSS | CPU | wc -l MB/s | grep -cF MB/s | grep -cE MB/s | fingerprintd / grep -cE | target 2000 MB/s | load1 during runs |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for fmt in ("plain", "cri"):
@@ -218,6 +227,20 @@ echo "(results: $WORK/results.md, raw: $RES)"
 
 # --- profile (optional) ---------------------------------------------------------------------------
 if [ "$PROFILE" = 1 ]; then
+  # Wall time by function on the measured plain file itself, sampling the
+  # cpu-clock software event (no hardware counters needed). Costs that grow
+  # with a log's length (state visited per tick, per line or per read buffer)
+  # show at full size only, not in the small file below.
+  if command -v perf > /dev/null; then
+    echo "== perf record -e cpu-clock on $PLAIN (top 20, self time) =="
+    if perf record -e cpu-clock -F 5000 -o "$WORK/perf-full.data" \
+      "$BIN" replay --quiet --format jsonl "$PLAIN" > /dev/null 2> "$WORK/perf-full.log"; then
+      perf report -i "$WORK/perf-full.data" --no-children --sort symbol --stdio 2> /dev/null |
+        grep -v '^#' | grep '%' | head -20 | cut -c1-140
+    else
+      echo "  perf record failed: $(tail -1 "$WORK/perf-full.log")"
+    fi
+  fi
   command -v valgrind > /dev/null || { echo "run.sh: valgrind missing" >&2; exit 2; }
   small=$WORK/plain-20M-seed$SEED.log
   [ -s "$small" ] || python3 "$ROOT/bench/gen_log.py" --size-mb 20 --seed "$SEED" -o "$small" 2> /dev/null

@@ -58,6 +58,7 @@ struct Stream {
   int32_t rank = -1;
   std::vector<RuleState> rules;  // only rules that matched something here
   std::vector<Pending> pending;
+  bool in_pending_streams = false;  // its index is in Impl::pending_streams
   // The root cause of the stream's last traceback and its last line: a
   // catch-all symptom printed just after it (SGLang's parent: "Received
   // sigquit from a child process") reports that exception.
@@ -143,6 +144,10 @@ struct RuleEngine::Impl {
   Options options;
   std::vector<Stream> streams;             // indexed by WorkerInfo::id
   std::vector<const WorkerInfo*> workers;  // same index
+  // Indexes of the streams that have had a symptom pending since the last
+  // StreamsByPendingLine(), which drops those that have none left: a tick
+  // looks at these, not at every process the source ever had.
+  std::vector<uint32_t> pending_streams;
   std::vector<bool> fact_known;
   std::vector<int> atoms, matches, joined;  // scratch, reused per line
   std::vector<int> applied;                 // pattern ids ApplyMatches accepted (level passed)
@@ -376,6 +381,10 @@ struct RuleEngine::Impl {
       Resolve(stream, record.worker, earlier, nullptr);
       break;
     }
+    if (!stream.in_pending_streams) {
+      stream.in_pending_streams = true;
+      pending_streams.push_back(static_cast<uint32_t>(&stream - streams.data()));
+    }
     stream.pending.push_back(Pending{rule, match, on_exception_line, rejoined});
   }
 
@@ -426,10 +435,14 @@ struct RuleEngine::Impl {
     for (size_t i : StreamsByPendingLine()) ExpirePending(streams[i], workers[i], now_us);
   }
 
-  std::vector<size_t> StreamsByPendingLine() const {
+  std::vector<size_t> StreamsByPendingLine() {
+    std::erase_if(pending_streams, [&](uint32_t i) {
+      if (!streams[i].pending.empty()) return false;
+      streams[i].in_pending_streams = false;
+      return true;
+    });
     std::vector<std::pair<uint64_t, size_t>> order;
-    for (size_t i = 0; i < streams.size(); ++i) {
-      if (streams[i].pending.empty()) continue;
+    for (const uint32_t i : pending_streams) {
       uint64_t first = UINT64_MAX;
       for (const Pending& p : streams[i].pending) first = std::min(first, p.symptom.line);
       order.emplace_back(first, i);
@@ -469,7 +482,9 @@ struct RuleEngine::Impl {
     std::vector<Pending> pending = std::move(stream.pending);
     stream.pending.clear();
     for (const Pending& p : pending) Resolve(stream, &worker, p, nullptr);
+    const bool listed = stream.in_pending_streams;  // until StreamsByPendingLine() drops it
     stream = Stream();
+    stream.in_pending_streams = listed;
   }
 
   void Finish() {

@@ -272,6 +272,26 @@ TEST_F(RuleEngineTest, TickDecidesAMessageSymptomWhoseTracebackNeverCame) {
   EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
 }
 
+// Ticks look only at the streams that had a symptom pending. A stream whose
+// slot the parser gives to another process keeps its place in that list, and
+// the new process's symptom is still decided by a tick, once.
+TEST_F(RuleEngineTest, ATickDecidesTheSymptomOfAProcessInAForgottenStreamsSlot) {
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
+  engine_.OnStreamForgotten(worker_);  // decided now, without its traceback
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  engine_.Tick(kT0 + kSecond);  // nothing pending: the stream leaves the list
+  worker_.pid = 11;             // the slot's next process
+  Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0 + kSecond);
+  engine_.Tick(kT0 + 2 * kSecond);
+  EXPECT_EQ(hits_.hits.size(), 1u);
+  engine_.Tick(kT0 + 7 * kSecond);
+  ASSERT_EQ(hits_.hits.size(), 2u);
+  EXPECT_EQ(hits_.hits[1].time_us, kT0 + kSecond);
+  engine_.Tick(kT0 + 8 * kSecond);
+  engine_.Finish();
+  EXPECT_EQ(hits_.hits.size(), 2u);
+}
+
 TEST_F(RuleEngineTest, RepeatedMessageSymptomsAreSeparateHits) {
   Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
   Line(Level::kUnknown, "raw chatter", kT0);

@@ -81,10 +81,12 @@ class RuleEngineTest : public ::testing::Test {
     worker_.pid = 10;
   }
 
-  void Line(Level level, std::string_view message, int64_t t, LineKind kind = LineKind::kMessage) {
+  // A line of worker_, or of `worker` when given.
+  void Line(Level level, std::string_view message, int64_t t, LineKind kind = LineKind::kMessage,
+            const WorkerInfo* worker = nullptr) {
     LogRecord r;
     r.line_number = ++line_;
-    r.worker = &worker_;
+    r.worker = worker != nullptr ? worker : &worker_;
     r.level = level;
     r.kind = kind;
     r.time_us = t;
@@ -368,13 +370,7 @@ TEST_F(RuleEngineTest, AStageDatedBehindTheOthersIsDroppedOnItsOwnTime) {
   WorkerInfo other = worker_;
   other.id = worker_.id + 1;
   other.rank = 1;
-  LogRecord late;
-  late.line_number = ++line_;
-  late.worker = &other;
-  late.level = Level::kInfo;
-  late.time_us = kT0;
-  late.message = "Loading weights took 9.8 seconds";
-  engine_.OnRecord(late);
+  Line(Level::kInfo, "Loading weights took 9.8 seconds", kT0, LineKind::kMessage, &other);
   engine_.ForgetExpiredStages(kT0 + 25 * 3600 * kSecond);
   EXPECT_EQ(events_.Evictions(Evicted::kStageMatch), 1u);  // the late one; the first is kept
   engine_.ForgetExpiredStages(kT0 + 35 * 3600 * kSecond);

@@ -175,6 +175,11 @@ uint32_t Hash(const char* p, size_t width) {
 // Bit `bit` of a bitmap, in its word: counted from the top, so that the AVX2
 // kernel shifts it into a lane's sign bit with one variable shift.
 uint32_t BitFor(uint32_t bit) { return uint32_t{1} << (31 - (bit & 31)); }
+// The bitmap word of a hash and the two bits of it that a window sets.
+uint32_t WordIndex(uint32_t hash) { return hash >> (32 - kBitmapBits + 5); }
+uint32_t BitsFor(uint32_t hash) {
+  return BitFor(hash >> (32 - kBitmapBits)) | BitFor(hash >> (32 - kBitmapBits - 5));
+}
 
 uint64_t Key(const char* p, size_t width) {
   uint64_t key = FoldedWord(p);
@@ -301,8 +306,8 @@ void SimdLiteralSearch::BuildProbe(const std::vector<std::string>& literals,
       if (c < best_cost) best = k, best_cost = c;
     }
     for (size_t j = best; j < best + kStride; ++j) {
-      const uint32_t bit = Hash(l.data() + j, width) >> (32 - kBitmapBits);
-      probe->bitmap[bit >> 5] |= BitFor(bit);
+      const uint32_t hash = Hash(l.data() + j, width);
+      probe->bitmap[WordIndex(hash)] |= BitsFor(hash);
       probe->windows.push_back(Window{Key(l.data() + j, width), id, static_cast<uint32_t>(j)});
     }
   }
@@ -401,8 +406,10 @@ void SimdLiteralSearch::ScanPortable(const char* data, size_t n, size_t from,
   for (const Probe* probe : {&middle_, &long_}) {
     if (probe->windows.empty()) continue;
     for (size_t q = from; q + probe->width <= n; q += kStride) {
-      const uint32_t bit = Hash(data + q, probe->width) >> (32 - kBitmapBits);
-      if ((probe->bitmap[bit >> 5] & BitFor(bit)) != 0) ConfirmWindow(*probe, data, n, q, ends);
+      const uint32_t hash = Hash(data + q, probe->width);
+      if ((probe->bitmap[WordIndex(hash)] & BitsFor(hash)) == BitsFor(hash)) {
+        ConfirmWindow(*probe, data, n, q, ends);
+      }
     }
   }
 }
@@ -438,12 +445,14 @@ __attribute__((target("avx2"))) inline __m256i Lookup(__m256i v, __m256i lo, __m
   return _mm256_and_si256(_mm256_shuffle_epi8(lo, v), _mm256_shuffle_epi8(hi, high));
 }
 
-// Each lane's hash looked up in `bitmap` (see BitFor): the bit in the lane's
-// sign bit, other bits garbage.
+// Each lane's hash looked up in `bitmap` (see WordIndex, BitsFor): both bits
+// set in the lane's sign bit, other bits garbage.
 __attribute__((target("avx2"))) inline __m256i BitmapHits(const int* bitmap, __m256i hash) {
   const __m256i word = _mm256_srli_epi32(hash, 32 - kBitmapBits + 5);
   const __m256i shift = _mm256_srli_epi32(_mm256_slli_epi32(hash, kBitmapBits - 5), 27);
-  return _mm256_sllv_epi32(_mm256_i32gather_epi32(bitmap, word, 4), shift);
+  const __m256i shift2 = _mm256_srli_epi32(_mm256_slli_epi32(hash, kBitmapBits), 27);
+  const __m256i words = _mm256_i32gather_epi32(bitmap, word, 4);
+  return _mm256_and_si256(_mm256_sllv_epi32(words, shift), _mm256_sllv_epi32(words, shift2));
 }
 
 // The bytes that are not printable ASCII (FindEnds) are those with

@@ -11,11 +11,13 @@
 namespace fingerprintd::rules {
 namespace {
 
-// Windows are probed every kStride bytes: an occurrence of a literal of
-// L >= kStride + w - 1 bytes covers one w-byte window at such an offset.
-constexpr size_t kStride = 4;
-constexpr size_t kMiddleLength = kStride + 3;  // 4-byte windows from here
-constexpr size_t kLongLength = kStride + 7;    // 8-byte windows from here
+// 4-byte windows are probed every 4 bytes, 8-byte windows every 8: an
+// occurrence of a literal of L >= stride + w - 1 bytes covers one w-byte
+// window at such an offset.
+constexpr size_t kMiddleStride = 4;
+constexpr size_t kLongStride = 8;
+constexpr size_t kMiddleLength = kMiddleStride + 3;  // 4-byte windows from here
+constexpr size_t kLongLength = kLongStride + 7;      // 8-byte windows from here
 constexpr uint32_t kMultiplier = 0x9E3779B1u;
 constexpr uint32_t kMultiplier2 = 0x85EBCA77u;
 constexpr int kBitmapBits = 17;  // 16 KiB per probe
@@ -209,8 +211,10 @@ SimdLiteralSearch::SimdLiteralSearch(const std::vector<std::string>& literals) {
   }
   BuildShort(short_ids);
   middle_.width = 4;
+  middle_.stride = kMiddleStride;
   BuildProbe(literals_, middle_ids, &middle_);
   long_.width = 8;
+  long_.stride = kLongStride;
   BuildProbe(literals_, long_ids, &long_);
 }
 
@@ -285,10 +289,11 @@ void SimdLiteralSearch::BuildShort(const std::vector<uint32_t>& ids) {
 void SimdLiteralSearch::BuildProbe(const std::vector<std::string>& literals,
                                    const std::vector<uint32_t>& ids, Probe* probe) {
   const size_t width = probe->width;
+  const size_t stride = probe->stride;
   probe->bitmap.assign((size_t{1} << kBitmapBits) / 32, 0);
   for (uint32_t id : ids) {
     const std::string& l = literals[id];
-    // The kStride windows from k on, k <= L - (kStride + width - 1), least
+    // The `stride` windows from k on, k <= L - (stride + width - 1), least
     // frequent in all.
     std::vector<double> window_frequency(l.size() - width + 1);
     for (size_t j = 0; j < window_frequency.size(); ++j) {
@@ -296,16 +301,16 @@ void SimdLiteralSearch::BuildProbe(const std::vector<std::string>& literals,
     }
     auto cost = [&](size_t k) {
       double f = 0;
-      for (size_t j = k; j < k + kStride; ++j) f += window_frequency[j];
+      for (size_t j = k; j < k + stride; ++j) f += window_frequency[j];
       return f;
     };
     size_t best = 0;
     double best_cost = cost(0);
-    for (size_t k = 1; k + kStride + width - 1 <= l.size(); ++k) {
+    for (size_t k = 1; k + stride + width - 1 <= l.size(); ++k) {
       const double c = cost(k);
       if (c < best_cost) best = k, best_cost = c;
     }
-    for (size_t j = best; j < best + kStride; ++j) {
+    for (size_t j = best; j < best + stride; ++j) {
       const uint32_t hash = Hash(l.data() + j, width);
       probe->bitmap[WordIndex(hash)] |= BitsFor(hash);
       probe->windows.push_back(Window{Key(l.data() + j, width), id, static_cast<uint32_t>(j)});
@@ -405,7 +410,11 @@ void SimdLiteralSearch::ScanPortable(const char* data, size_t n, size_t from,
   }
   for (const Probe* probe : {&middle_, &long_}) {
     if (probe->windows.empty()) continue;
-    for (size_t q = from; q + probe->width <= n; q += kStride) {
+    // From the first multiple of the stride at or after `from` (the AVX2
+    // pass ends at a multiple of 32), so that the windows probed are those
+    // at offsets that are multiples of it.
+    for (size_t q = (from + probe->stride - 1) / probe->stride * probe->stride;
+         q + probe->width <= n; q += probe->stride) {
       const uint32_t hash = Hash(data + q, probe->width);
       if ((probe->bitmap[WordIndex(hash)] & BitsFor(hash)) == BitsFor(hash)) {
         ConfirmWindow(*probe, data, n, q, ends);
@@ -501,23 +510,37 @@ __attribute__((target("avx2"))) inline __m256i Buckets(const char* p, __m256i lo
   return buckets;
 }
 
-// The windows' hashes of the eight words from `p`, 4 and 8 bytes.
+// The 4-byte windows' hashes of the eight words from `p` (offsets 0, 4, ...
+// 28), and the 8-byte windows' hashes of the words from `p` in the even lanes
+// (offsets 0, 8, 16, 24; the odd lanes garbage): one load, two multiplies.
 __attribute__((target("avx2"))) inline void WindowHashes(const char* p, __m256i* h4, __m256i* h8) {
-  const __m256i fold = _mm256_set1_epi32(0x20202020);
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i v4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4));
-  *h4 = _mm256_mullo_epi32(_mm256_or_si256(v, fold), _mm256_set1_epi32(kMultiplier));
-  *h8 = _mm256_xor_si256(
-      *h4, _mm256_mullo_epi32(_mm256_or_si256(v4, fold), _mm256_set1_epi32(kMultiplier2)));
+  const __m256i v = _mm256_or_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+                                    _mm256_set1_epi32(0x20202020));
+  *h4 = _mm256_mullo_epi32(v, _mm256_set1_epi32(kMultiplier));
+  // Hash(p, 8): the even word times kMultiplier, xor the odd one times kMultiplier2.
+  const __m256i m =
+      _mm256_mullo_epi32(v, _mm256_set_epi32(kMultiplier2, kMultiplier, kMultiplier2, kMultiplier,
+                                             kMultiplier2, kMultiplier, kMultiplier2, kMultiplier));
+  *h8 = _mm256_xor_si256(m, _mm256_srli_epi64(m, 32));
 }
 
-// Both probes' hits at the eight words from `p`, in the lanes' sign bits.
+// The 8-byte windows' hashes of two blocks (WindowHashes), in one vector:
+// lane 2i is block x's window at 8i, lane 2i + 1 block y's (LongOffset).
+__attribute__((target("avx2"))) inline __m256i Interleave(__m256i x8, __m256i y8) {
+  return _mm256_blend_epi32(x8, _mm256_slli_epi64(y8, 32), 0xaa);
+}
+// The offset in a 64-byte unit of lane `lane` of Interleave(x, y at x + 32).
+inline size_t LongOffset(unsigned lane) { return (lane & 1) * 32 + (lane >> 1) * kLongStride; }
+
+// Both probes' hits in the 64 bytes from `p`, in the lanes' sign bits.
 __attribute__((target("avx2"))) inline __m256 ProbeHits(const char* p, const int* middle_bitmap,
                                                         const int* long_bitmap) {
-  __m256i h4, h8;
-  WindowHashes(p, &h4, &h8);
+  __m256i x4, x8, y4, y8;
+  WindowHashes(p, &x4, &x8);
+  WindowHashes(p + 32, &y4, &y8);
   return _mm256_castsi256_ps(
-      _mm256_or_si256(BitmapHits(middle_bitmap, h4), BitmapHits(long_bitmap, h8)));
+      _mm256_or_si256(_mm256_or_si256(BitmapHits(middle_bitmap, x4), BitmapHits(middle_bitmap, y4)),
+                      BitmapHits(long_bitmap, Interleave(x8, y8))));
 }
 
 // The hot loops below only note the blocks with a candidate, so that they
@@ -585,15 +608,13 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(const char
                                                                       uint64_t* non_plain) const {
   const int* middle_bitmap = reinterpret_cast<const int*>(middle_.bitmap.data());
   const int* long_bitmap = reinterpret_cast<const int*>(long_.bitmap.data());
-  uint32_t noted[kChunk / 32];
+  uint32_t noted[kChunk / 64 + 1];  // the 64-byte units with a candidate
   size_t count = 0;
   const NonPlainTest test;
   size_t b = begin;
   uint64_t* word = kNonPlain ? non_plain + begin / 64 : nullptr;  // the word of b
-  for (; b + 64 <= end; b += 64, word += kNonPlain) {             // two blocks, one test
-    const __m256 x = ProbeHits(data + b, middle_bitmap, long_bitmap);
-    const __m256 y = ProbeHits(data + b + 32, middle_bitmap, long_bitmap);
-    const __m256 any = _mm256_or_ps(x, y);
+  for (; b + 64 <= end; b += 64, word += kNonPlain) {
+    const __m256 any = ProbeHits(data + b, middle_bitmap, long_bitmap);
     if constexpr (kNonPlain) {
       // The hits are in the lanes' sign bits only, `marked` in any byte.
       const __m256i marked_x = test.Marked(data + b), marked_y = test.Marked(data + b + 32);
@@ -604,27 +625,39 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(const char
     } else if (_mm256_testz_ps(any, any)) {
       continue;
     }
-    if (!_mm256_testz_ps(x, x)) noted[count++] = static_cast<uint32_t>(b - begin);
-    if (!_mm256_testz_ps(y, y)) noted[count++] = static_cast<uint32_t>(b + 32 - begin);
-  }
-  if (b < end) {
-    const __m256 x = ProbeHits(data + b, middle_bitmap, long_bitmap);
-    if (!_mm256_testz_ps(x, x)) noted[count++] = static_cast<uint32_t>(b - begin);
-    if constexpr (kNonPlain) *word = test.Bits(data + b);
+    if (!_mm256_testz_ps(any, any)) noted[count++] = static_cast<uint32_t>(b - begin);
   }
   for (size_t i = 0; i < count; ++i) {
     const size_t b = begin + noted[i];
-    __m256i h4, h8;
-    WindowHashes(data + b, &h4, &h8);
+    __m256i x4, x8, y4, y8;
+    WindowHashes(data + b, &x4, &x8);
+    WindowHashes(data + b + 32, &y4, &y8);
     const unsigned middle_at =
-        _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(middle_bitmap, h4)));
-    const unsigned long_at = _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(long_bitmap, h8)));
+        _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(middle_bitmap, x4))) |
+        _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(middle_bitmap, y4))) << 8;
+    const unsigned long_at =
+        _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(long_bitmap, Interleave(x8, y8))));
     for (unsigned at = middle_at; at != 0; at &= at - 1) {
-      ConfirmWindow(middle_, data, n, b + kStride * __builtin_ctz(at), ends);
+      ConfirmWindow(middle_, data, n, b + kMiddleStride * __builtin_ctz(at), ends);
     }
     for (unsigned at = long_at; at != 0; at &= at - 1) {
-      ConfirmWindow(long_, data, n, b + kStride * __builtin_ctz(at), ends);
+      ConfirmWindow(long_, data, n, b + LongOffset(__builtin_ctz(at)), ends);
     }
+  }
+  if (b < end) {  // one 32-byte block left (the buffer's last)
+    __m256i x4, x8;
+    WindowHashes(data + b, &x4, &x8);
+    const unsigned middle_at =
+        _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(middle_bitmap, x4)));
+    const unsigned long_at =
+        _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(long_bitmap, x8))) & 0x55;
+    for (unsigned at = middle_at; at != 0; at &= at - 1) {
+      ConfirmWindow(middle_, data, n, b + kMiddleStride * __builtin_ctz(at), ends);
+    }
+    for (unsigned at = long_at; at != 0; at &= at - 1) {
+      ConfirmWindow(long_, data, n, b + (__builtin_ctz(at) >> 1) * kLongStride, ends);
+    }
+    if constexpr (kNonPlain) *word = test.Bits(data + b);
   }
 }
 

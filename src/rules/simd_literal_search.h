@@ -19,16 +19,19 @@
 //   both are set. With one bit, a common text window whose hash fell on a
 //   literal's bit passed every time (`educe.py`, from `custom_all_reduce.py`,
 //   2,030 times in the 8 MiB bench file); two bits in one word cost the same
-//   gather and three more instructions. An occurrence of a literal of
-//   length L covers one w-byte window starting at such an offset whenever
-//   L >= w + 3, and that window is the literal's window at offset k, k+1,
-//   k+2 or k+3 for any k <= L - w - 3. So each literal registers only those
-//   four windows, with k chosen where they are rarest in log text (a
-//   byte-and-bigram frequency estimate), not necessarily at its start.
-//   Literals of 11 bytes or more use 8-byte windows (two words, hashes
-//   xored), which ordinary text rarely repeats; those of 7 to 10 bytes use
-//   4-byte windows in a bitmap of their own. With AVX2 a 32-byte block costs
-//   two loads, two multiplies and one gather per bitmap.
+//   gather and three more instructions. Windows of w bytes probed every s
+//   bytes: an occurrence of a literal of length L covers one window starting
+//   at such an offset whenever L >= w + s - 1, and that window is the
+//   literal's window at offset k, k+1, ... or k+s-1 for any k <= L - w - s + 1.
+//   So each literal registers only those s windows, with k chosen where they
+//   are rarest in log text (a byte-and-bigram frequency estimate), not
+//   necessarily at its start. Literals of 15 bytes or more use 8-byte
+//   windows (two words, hashes xored), which ordinary text rarely repeats,
+//   probed every 8 bytes; those of 7 to 14 bytes use 4-byte windows, probed
+//   every 4, in a bitmap of their own. With AVX2, 64 bytes cost two loads,
+//   four multiplies and three gathers (the gathers are most of the wall
+//   time: with 8-byte windows every 4 bytes, four gathers, the search of
+//   BM_BufferMatcherSearch took 7% longer).
 // - Nibble masks, for literals shorter than 7 bytes: the "Teddy" idea over F
 //   consecutive bytes (F = 3, less when a literal is shorter). Each literal
 //   picks its rarest F-byte fingerprint; literals go into 8 buckets (one bit
@@ -119,6 +122,7 @@ class SimdLiteralSearch {
   // The windows of one width (4 or 8 bytes), probed every 4 bytes.
   struct Probe {
     size_t width = 4;
+    size_t stride = 4;             // windows probed at offsets that are multiples of it
     std::vector<uint32_t> bitmap;  // 2^kBitmapBits bits by Hash()
     std::vector<Window> windows;   // sorted by key
     std::vector<Slot> slots;       // open addressing over distinct keys

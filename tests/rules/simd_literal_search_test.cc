@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -141,6 +142,29 @@ TEST(SimdLiteralSearchTest, FindsEveryRealLiteralAtEveryPositionNearABuffersStar
         std::string text = background;
         text.replace(at, literal.size(), RandomCase(rng, literal));
         ExpectNaiveEnds(search, literals, text, "'" + literal + "' at " + std::to_string(at));
+      }
+    }
+  }
+}
+
+// The probes look at 64 bytes at a time, 8-byte windows every 8 bytes in
+// lanes that alternate between the two halves: each literal at every
+// alignment in a unit, across the units' and halves' edges, and in the
+// 32-byte block a buffer may end with.
+TEST(SimdLiteralSearchTest, FindsEveryRealLiteralAtEveryOffsetOfSeveralBlocks) {
+  const std::vector<std::string>& literals = RealLiterals();
+  const SimdLiteralSearch search(literals);
+  std::mt19937 rng(64);
+  for (size_t size : {size_t{260}, size_t{292}}) {  // 64-byte units, then a 32-byte block or not
+    const std::string background = RandomBytes(rng, size);
+    for (const std::string& literal : literals) {
+      for (size_t at = 0; at + literal.size() <= size; ++at) {
+        std::string text = background;
+        text.replace(at, literal.size(), RandomCase(rng, literal));
+        std::vector<size_t> ends;
+        search.FindEnds(text, &ends);
+        EXPECT_NE(std::find(ends.begin(), ends.end(), at + literal.size()), ends.end())
+            << "'" << literal << "' at " << at << " of " << size;
       }
     }
   }

@@ -119,7 +119,7 @@ class SimdLiteralSearch {
     uint32_t begin = 0;
     uint32_t count = 0;
   };
-  // The windows of one width (4 or 8 bytes), probed every 4 bytes.
+  // The windows of one width (4 or 8 bytes), probed every `stride` bytes.
   struct Probe {
     size_t width = 4;
     size_t stride = 4;             // windows probed at offsets that are multiples of it
@@ -169,8 +169,8 @@ class SimdLiteralSearch {
   std::vector<Anchor> anchors_;         // by bucket
   uint32_t bucket_begin_[kBuckets + 1] = {};
 
-  Probe middle_;  // 4-byte windows of literals of 7 to 10 bytes
-  Probe long_;    // 8-byte windows of literals of 11 bytes or more
+  Probe middle_;  // 4-byte windows every 4 bytes: literals of 7 to 14 bytes
+  Probe long_;    // 8-byte windows every 8 bytes: literals of 15 bytes or more
 };
 
 }  // namespace fingerprintd::rules

@@ -22,8 +22,8 @@
 // The engine: SimdLiteralSearch (simd_literal_search.h), the project's own
 // AVX2 filter (nibble masks for literals under 7 bytes, hashed 4-byte windows
 // probed every 4 bytes and 8-byte ones every 8 for the others) with exact
-// verification, on
-// any CPU with AVX2 (checked at run time; the build targets plain x86-64).
+// verification, on any CPU with AVX2 (checked at run time; the build targets
+// plain x86-64).
 // Without AVX2, and off x86, the LiteralScanner does the search, with the
 // same results. Measured on the bench mix (bench/README.md, "Own matcher"),
 // the 136 literals replay searches:

@@ -14,15 +14,17 @@
 //
 // - Window probes, for literals of 7 bytes or more. The text's words at
 //   offsets 0, 4, 8, ... are case-folded (`| 0x20` on every byte), hashed and
-//   tested in a 2^17-bit bitmap (16 KiB): a window sets two bits of one
-//   32-bit word, both chosen by its hash, and a text window passes only when
-//   both are set. With one bit, a common text window whose hash fell on a
-//   literal's bit passed every time (`educe.py`, from `custom_all_reduce.py`,
-//   2,030 times in the 8 MiB bench file); two bits in one word cost the same
-//   gather and three more instructions. Windows of w bytes probed every s
-//   bytes: an occurrence of a literal of length L covers one window starting
-//   at such an offset whenever L >= w + s - 1, and that window is the
-//   literal's window at offset k, k+1, ... or k+s-1 for any k <= L - w - s + 1.
+//   tested in a 2^16-bit bitmap (8 KiB; with 16 KiB each, the two bitmaps
+//   filled the 32 KiB L1 cache and the search took about 5% longer): a
+//   window sets two bits of one 32-bit word, both chosen by its hash, and a
+//   text window passes only when both are set. With one bit, a common text
+//   window whose hash fell on a literal's bit passed every time (`educe.py`,
+//   from `custom_all_reduce.py`, 2,030 times in the 8 MiB bench file); two
+//   bits in one word cost the same gather and three more instructions.
+//   Windows of w bytes probed every s bytes: an occurrence of a literal of
+//   length L covers one window starting at such an offset whenever
+//   L >= w + s - 1, and that window is the literal's window at offset k,
+//   k+1, ... or k+s-1 for any k <= L - w - s + 1.
 //   So each literal registers only those s windows, with k chosen where they
 //   are rarest in log text (a byte-and-bigram frequency estimate), not
 //   necessarily at its start. Literals of 15 bytes or more use 8-byte

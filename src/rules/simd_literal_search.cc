@@ -601,6 +601,17 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ShortPassAvx2(const char
 // The window probes at the eight words of each block in [begin, end).
 // kNonPlain: and the non-plain bytes of [begin, end) (when there are no
 // short literals).
+__attribute__((always_inline)) inline void SimdLiteralSearch::ConfirmUnit(
+    const char* data, size_t n, size_t b, unsigned middle_at, unsigned long_at,
+    std::vector<size_t>* ends) const {
+  for (unsigned at = middle_at; at != 0; at &= at - 1) {
+    ConfirmWindow(middle_, data, n, b + kMiddleStride * __builtin_ctz(at), ends);
+  }
+  for (unsigned at = long_at; at != 0; at &= at - 1) {
+    ConfirmWindow(long_, data, n, b + LongOffset(__builtin_ctz(at)), ends);
+  }
+}
+
 template <bool kNonPlain>
 __attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(const char* data, size_t n,
                                                                       size_t begin, size_t end,
@@ -608,7 +619,7 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(const char
                                                                       uint64_t* non_plain) const {
   const int* middle_bitmap = reinterpret_cast<const int*>(middle_.bitmap.data());
   const int* long_bitmap = reinterpret_cast<const int*>(long_.bitmap.data());
-  uint32_t noted[kChunk / 64 + 1];  // the 64-byte units with a candidate
+  uint32_t noted[kChunk / 64];  // the 64-byte units with a candidate
   size_t count = 0;
   const NonPlainTest test;
   size_t b = begin;
@@ -637,26 +648,17 @@ __attribute__((target("avx2"))) void SimdLiteralSearch::ProbePassAvx2(const char
         _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(middle_bitmap, y4))) << 8;
     const unsigned long_at =
         _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(long_bitmap, Interleave(x8, y8))));
-    for (unsigned at = middle_at; at != 0; at &= at - 1) {
-      ConfirmWindow(middle_, data, n, b + kMiddleStride * __builtin_ctz(at), ends);
-    }
-    for (unsigned at = long_at; at != 0; at &= at - 1) {
-      ConfirmWindow(long_, data, n, b + LongOffset(__builtin_ctz(at)), ends);
-    }
+    ConfirmUnit(data, n, b, middle_at, long_at, ends);
   }
-  if (b < end) {  // one 32-byte block left (the buffer's last)
+  if (b < end) {  // one 32-byte block left (the buffer's last): a unit's first half
     __m256i x4, x8;
     WindowHashes(data + b, &x4, &x8);
     const unsigned middle_at =
         _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(middle_bitmap, x4)));
+    // x8's even lanes are where Interleave puts them (LongOffset); the odd ones garbage.
     const unsigned long_at =
         _mm256_movemask_ps(_mm256_castsi256_ps(BitmapHits(long_bitmap, x8))) & 0x55;
-    for (unsigned at = middle_at; at != 0; at &= at - 1) {
-      ConfirmWindow(middle_, data, n, b + kMiddleStride * __builtin_ctz(at), ends);
-    }
-    for (unsigned at = long_at; at != 0; at &= at - 1) {
-      ConfirmWindow(long_, data, n, b + (__builtin_ctz(at) >> 1) * kLongStride, ends);
-    }
+    ConfirmUnit(data, n, b, middle_at, long_at, ends);
     if constexpr (kNonPlain) *word = test.Bits(data + b);
   }
 }

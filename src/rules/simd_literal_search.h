@@ -148,6 +148,11 @@ class SimdLiteralSearch {
   template <int kWidth, bool kNonPlain>
   void ShortPassAvx2(const char* data, size_t n, size_t begin, size_t end,
                      std::vector<size_t>* ends, uint64_t* non_plain) const;
+  // The windows of the 64-byte unit at `b` that the probes let through:
+  // bit i of `middle_at` for the 4-byte window at b + 4i, bit i of `long_at`
+  // for the 8-byte window at b + LongOffset(i) (lanes of both halves alternate).
+  void ConfirmUnit(const char* data, size_t n, size_t b, unsigned middle_at, unsigned long_at,
+                   std::vector<size_t>* ends) const;
   template <bool kNonPlain>
   void ProbePassAvx2(const char* data, size_t n, size_t begin, size_t end,
                      std::vector<size_t>* ends, uint64_t* non_plain) const;

@@ -120,12 +120,13 @@ class SourceParser {
   void Seek(uint64_t offset, uint64_t lines_before);
   // Leaves the parser's times as parsing a line of `worker` would that a
   // prefix chain or a header names, dated `time_us` by its header (or by no
-  // time at all: has_time false), naming no rank, with nothing held before
-  // and the traceback assembler left idle: the stream's and the source's last
-  // time, and no rank-naming header for raw lines to follow. The catch-up of
-  // skipped quiet lines (pipeline/quiet_lines.h) calls it instead of parsing
-  // a template line again.
-  void FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us);
+  // time at all: has_time false), with nothing held before and the traceback
+  // assembler left idle: the stream's and the source's last time, and the
+  // rank-naming header raw lines follow: `worker`'s when its header named it
+  // (names_worker: SGLang's rank tags), else none. The catch-up of skipped
+  // quiet lines (pipeline/quiet_lines.h) calls it instead of parsing a
+  // template line again.
+  void FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us, bool names_worker);
   // Lowers *pos to the earliest line still held: a record being joined from
   // CRI/Docker partials, an open or pending traceback. Reading again from
   // there reproduces what is held (the checkpoint's safe position).

@@ -215,8 +215,21 @@ bool ParseSglang(std::string_view line, Header* out) {
   out->has_time = true;
   out->time = t;
   const size_t after = close + 1;
-  SetMessage(line, after, after < line.size() && line[after] == ' ' ? after + 1 : after, out);
+  const size_t message_start = after < line.size() && line[after] == ' ' ? after + 1 : after;
+  SetMessage(line, after, message_start, out);
   TakeSglangInnerLevel(out);
+  // The inner level is decided by the message's uppercase first word and
+  // the byte after it, when that byte is no space or the word no level; a
+  // line starting with the same bytes gets the same kind, time, rank tags
+  // and (no) level then.
+  if (out->location.empty() && message_start == after + 1) {
+    const std::string_view msg = out->message;
+    const size_t word_end = UpperWordEnd(msg, 0);
+    if (word_end < msg.size() &&
+        (msg[word_end] != ' ' || WordLevel(msg.substr(0, word_end)) == Level::kUnknown)) {
+      out->fixed_size = message_start + word_end + 1;
+    }
+  }
   return true;
 }
 

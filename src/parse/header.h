@@ -69,11 +69,12 @@ struct Header {
   // SGLang rank tags and TRT-LLM `[RANK n]` name the writing process.
   bool has_worker = false;
   ProcessId worker;
-  // vLLM and uvicorn headers only (else 0): the bytes at the start of the
-  // parsed line that alone decide kind, level and time. Any line starting
-  // with the same bytes parses to the same kind, level and time; only the
+  // vLLM, uvicorn and SGLang headers only (else 0): the bytes at the start
+  // of the parsed line that alone decide kind, level, time and rank tags.
+  // Any line starting with the same bytes parses to the same; only the
   // location and the message may differ (buffer-first line skipping,
-  // parse/quiet_line.h).
+  // parse/quiet_line.h). SGLang: up to the byte after the message's
+  // uppercase first word, when that decides there is no inner level.
   size_t fixed_size = 0;
 };
 

@@ -74,28 +74,36 @@ std::vector<std::string> WithQuietLineTriggers(const std::vector<std::string>& a
 
 bool LearnLineShape(std::string_view content, const LogRecord& record, LineShape* out,
                     std::string* scratch) {
-  if (record.kind != LineKind::kMessage || !record.headered || record.worker == nullptr ||
-      (record.level != Level::kInfo && record.level != Level::kDebug)) {
+  if (record.kind != LineKind::kMessage || !record.headered || record.worker == nullptr) {
     return false;
   }
   CleanFlags flags;
   const std::string_view clean = CleanLine(content, scratch, &flags);
   if (flags.binary || flags.invalid_utf8 || clean.empty()) return false;
   const char first = clean[0];
-  if (first == '>' || first == '[' || (first >= '0' && first <= '9')) return false;
+  const bool sglang = IsSglangStart(clean);
+  if (first == '>' || (first == '[' && !sglang) || (first >= '0' && first <= '9')) return false;
   if (StripPasteWrappers(clean).size() != clean.size()) return false;
   ProcessId id;
   std::string_view key;
-  const size_t chain = ParsePrefixes(clean, &id, &key);
+  const size_t chain = sglang ? 0 : ParsePrefixes(clean, &id, &key);
   const std::string_view rest = clean.substr(chain);
   if (rest.empty() || AfterProgressBar(rest).data() != rest.data()) return false;
   // A bare (NCCL) header starts with its lowercase host name; a vLLM or
-  // uvicorn header with its uppercase level.
+  // uvicorn header with its uppercase level; an SGLang header with `[`.
   Header header;
-  const bool bare = chain == 0 && ParseBareHeader(content, &header);
-  if (!bare && (rest[0] < 'A' || rest[0] > 'Z' || !ParseHeader(rest, &header) ||
-                header.fixed_size == 0 || header.has_worker ||
-                (header.kind != HeaderKind::kVllm && header.kind != HeaderKind::kUvicorn))) {
+  const bool bare = chain == 0 && !sglang && ParseBareHeader(content, &header);
+  if (!bare &&
+      (((rest[0] < 'A' || rest[0] > 'Z') && !sglang) || !ParseHeader(rest, &header) ||
+       header.fixed_size == 0 || (header.has_worker && header.kind != HeaderKind::kSglang) ||
+       (header.kind != HeaderKind::kVllm && header.kind != HeaderKind::kUvicorn &&
+        header.kind != HeaderKind::kSglang) ||
+       (sglang != (header.kind == HeaderKind::kSglang)))) {
+    return false;
+  }
+  // INFO or DEBUG; an SGLang line without an inner level word has none.
+  if (record.level != Level::kInfo && record.level != Level::kDebug &&
+      !(header.kind == HeaderKind::kSglang && record.level == Level::kUnknown)) {
     return false;
   }
   // The record must be what these steps give, or they are not the parser's.
@@ -110,6 +118,7 @@ bool LearnLineShape(std::string_view content, const LogRecord& record, LineShape
     out->kind = header.kind;
     out->level = header.level;
     out->header_time = false;
+    out->names_worker = false;
     out->worker = record.worker;
     return true;
   }
@@ -153,8 +162,16 @@ bool LearnLineShape(std::string_view content, const LogRecord& record, LineShape
   out->kind = header.kind;
   out->level = header.level;
   out->header_time = header.has_time;
+  out->names_worker = header.has_worker;
   out->worker = record.worker;
   return true;
+}
+
+bool IsSglangStart(std::string_view line) {
+  // `[YYYY-MM-DD HH:MM:SS`: the space at 11 is what tells it from a
+  // `[YYYY-MM-DDTHH:MM:SS` paste wrapper (paste_wrappers.cc).
+  return line.size() > 21 && line[0] == '[' && line[5] == '-' && line[8] == '-' &&
+         line[11] == ' ' && line[14] == ':' && line[17] == ':' && line[1] >= '0' && line[1] <= '9';
 }
 
 bool HasBareHeader(std::string_view content) {

@@ -21,14 +21,21 @@
 //   ends before its last byte (checked when learnt), the rest has no ESC, no
 //   control byte, no '\r' and no non-ASCII byte.
 // - StripPasteWrappers leaves it alone: the cleaned head does not start with
-//   '>', '[' or a digit, the only first bytes a wrapper starts with.
+//   '>', '[' or a digit, the only first bytes a wrapper starts with; or it is
+//   an SGLang header, `[YYYY-MM-DD HH:MM:SS`, whose space at byte 11 is no
+//   wrapper's `[YYYY-MM-DDT` (IsSglangStart).
 // - The prefix parse reads the chain and stops at the header's first letter,
 //   all inside the head (so the raw prefix cache and the parse agree too).
+//   An SGLang header has none: a chain starts with `(` or `[r`.
 // - No '\r' follows the chain; AfterProgressBar needs "it/s]" or "s/it]",
 //   which are triggers.
-// - ParseHeader: a vLLM or uvicorn header whose Header::fixed_size bytes are
-//   in the head, so the same kind, level and time; no worker in the header,
-//   and not a kind the host-logger rule re-parses.
+// - ParseHeader: a vLLM, uvicorn or SGLang header whose Header::fixed_size
+//   bytes are in the head, so the same kind, level, time and rank tags; not a
+//   kind the host-logger rule re-parses. Only SGLang's header names a worker
+//   (names_worker): the record's, and the one raw lines after it follow, so
+//   the catch-up leaves the parser with the window's last line's
+//   (pipeline/quiet_lines.h). Its level is INFO or DEBUG, or none for an
+//   SGLang message without an inner level word.
 // - Rank learning needs "parallel_state" in the location: a trigger.
 // - The traceback assembler, when the stream is idle, reacts only to a frame
 //   (`File "`), a traceback header, or an exception line whose type ends in
@@ -79,9 +86,13 @@ struct LineShape {
   size_t chain_end = 0;  // where the raw prefix chain ends in `head` (0: none)
   HeaderKind kind = HeaderKind::kNone;
   Level level = Level::kUnknown;
-  bool header_time = false;  // the header carries a time (vLLM), else none (uvicorn)
+  bool header_time = false;   // the header carries a time (vLLM, SGLang), else none (uvicorn)
+  bool names_worker = false;  // the header names the worker (SGLang's rank tags)
   const WorkerInfo* worker = nullptr;
 };
+
+// True if `line` starts as an SGLang header, `[YYYY-MM-DD HH:MM:SS`.
+bool IsSglangStart(std::string_view line);
 
 // Learns the shape of `content` (an envelope's content, ANSI kept) from the
 // record the parser made of it. False when the line cannot stand for others:

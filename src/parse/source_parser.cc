@@ -614,14 +614,15 @@ bool SourceParser::HoldsNothing() const {
 // last time; the idle assembler keeps nothing of a line that is no frame,
 // traceback header or exception line; the record goes to the sink, which
 // takes no record while the pipeline catches up.
-void SourceParser::FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us) {
+void SourceParser::FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us,
+                              bool names_worker) {
   Impl& p = *impl_;
   if (has_time) {
     if (worker.id >= p.last_time.size()) p.last_time.resize(worker.id + 1, kNoTime);
     p.last_time[worker.id] = time_us;
     p.source_last_time = time_us;
   }
-  p.header_worker = nullptr;
+  p.header_worker = names_worker ? p.workers.Mutable(worker.id) : nullptr;
 }
 
 void SourceParser::Seek(uint64_t offset, uint64_t lines_before) {

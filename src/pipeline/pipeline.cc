@@ -299,8 +299,8 @@ struct Pipeline::Impl {
           s.parser->Seek(offset, lines_before);
           s.parser->Feed(line);
         },
-        [&](const WorkerInfo& worker, bool has_time, int64_t time_us) {
-          s.parser->FollowLine(worker, has_time, time_us);
+        [&](const WorkerInfo& worker, bool has_time, int64_t time_us, bool names_worker) {
+          s.parser->FollowLine(worker, has_time, time_us, names_worker);
         });
     s.parser->Seek(s.next.offset, s.next.line);
     s.parser_events->muted = false;

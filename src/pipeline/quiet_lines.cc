@@ -21,6 +21,8 @@ constexpr int64_t kNearestYearMarginUs = 180LL * 86400 * kMicrosPerSecond;
 // lines that are never templates (no vLLM header) pays little for trying.
 constexpr int kLearnFailuresBeforeBackoff = 64;
 constexpr int kLearnBackoffLines = 64;
+// An SGLang head's time ends here: `[YYYY-MM-DD HH:MM:SS`.
+constexpr size_t kSglangTimeEnd = 20;
 
 uint64_t Word(const char* p) {
   uint64_t w;
@@ -221,8 +223,9 @@ const QuietLines::Template* QuietLines::LongestChain(std::string_view content, b
   const Template* chain = nullptr;
   for (const Template& t : templates_) {
     const size_t n = t.shape.chain_end;
-    if ((t.shape.bare && !bare) || (chain != nullptr && n <= chain->shape.chain_end) ||
-        content.size() <= n) {
+    // An SGLang header is no chain (and its worker not the unprefixed stream's).
+    if ((t.shape.bare && !bare) || t.shape.kind == parse::HeaderKind::kSglang ||
+        (chain != nullptr && n <= chain->shape.chain_end) || content.size() <= n) {
       continue;
     }
     if (t.probe_at[0] + 8 <= n && Word(content.data() + t.probe_at[0]) != t.probe[0]) continue;
@@ -310,10 +313,12 @@ bool QuietLines::WantsToLearn(std::string_view line) const {
     return false;
   }
   // A plain line starting with a paste wrapper's first byte ('>', '[' or a
-  // digit: SGLang's and TensorRT-LLM's headers too) is never a template
-  // (parse::LearnLineShape), and is not tried: no capture, no failure counted.
+  // digit: TensorRT-LLM's headers too) is never a template
+  // (parse::LearnLineShape), and is not tried: no capture, no failure
+  // counted. An SGLang header starts with '[' too, and may be one.
   if (envelope_ == parse::Envelope::kPlain && !line.empty() &&
-      (line[0] == '[' || line[0] == '>' || (line[0] >= '0' && line[0] <= '9'))) {
+      ((line[0] == '[' && !parse::IsSglangStart(line)) || line[0] == '>' ||
+       (line[0] >= '0' && line[0] <= '9'))) {
     return false;
   }
   return hints_->covers_quiet_triggers() && line.size() <= max_line_bytes_ &&
@@ -330,6 +335,7 @@ bool QuietLines::Confirm(const Skip& skip, parse::Envelope envelope, int guessed
   } else {
     rank_header_ = false;
   }
+  if (skip.tmpl->shape.names_worker) rank_header_ = true;
   return true;
 }
 
@@ -379,12 +385,21 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
   } else {
     rank_header_ = false;
   }
+  if (t.shape.names_worker) rank_header_ = true;  // its header named the rank
   // The same process's template of the same kind is replaced (its second is
-  // over); else a free slot, else round robin.
+  // over); else a free slot, else round robin. SGLang's head ends in the
+  // message's first word: one template per word, its time (bytes 1-19) aside.
+  auto same_but_time = [](const parse::LineShape& a, const parse::LineShape& b) {
+    return a.kind != parse::HeaderKind::kSglang ||
+           (a.head.size() == b.head.size() &&
+            std::memcmp(a.head.data() + kSglangTimeEnd, b.head.data() + kSglangTimeEnd,
+                        a.head.size() - kSglangTimeEnd) == 0);
+  };
   size_t slot = templates_.size();
   for (size_t i = 0; i < templates_.size(); ++i) {
     const parse::LineShape& s = templates_[i].shape;
-    if (s.worker == t.shape.worker && s.kind == t.shape.kind && s.level == t.shape.level) {
+    if (s.worker == t.shape.worker && s.kind == t.shape.kind && s.level == t.shape.level &&
+        same_but_time(s, t.shape)) {
       slot = i;
       break;
     }
@@ -434,6 +449,8 @@ void QuietLines::SetProbes(Template* tp) {
       ++i;
     }
     t.probe_at[0] = visible_end >= 8 ? visible_end - 8 : 0;
+    // SGLang: no chain, but the time, `HH:MM:SS`.
+    if (t.shape.kind == parse::HeaderKind::kSglang) t.probe_at[0] = kSglangTimeEnd - 8;
     t.probe_at[1] = head.size() - 8;
     for (int i = 0; i < 2; ++i) t.probe[i] = Word(head.data() + t.probe_at[i]);
   }

@@ -22,8 +22,9 @@
 //
 // What a skipped line would have changed in the parser is its process's and
 // the source's last event time (the time of a later line without one) and
-// the rank-bearing header it follows (none after a prefixed or headered
-// line). CatchUp() restores exactly that: it re-feeds, with counters and
+// the rank-bearing header raw lines follow (none after a prefixed or headered
+// line, its own after an SGLang header naming a rank). CatchUp() restores
+// exactly that: it re-feeds, with counters and
 // records muted, one line per process in the place of the last timed line
 // skipped for it, in line order, so the last one re-fed stands for the last
 // line skipped: the template line (a skippable line itself, so feeding it
@@ -38,9 +39,11 @@
 // every process's last time is that second. So QuietLines follows what the
 // parser was last fed for each process (its time, when known) and re-feeds a
 // line only when that differs, then the newest one when the source's last
-// time would not be its time, and one at all when the parser's last line may
-// have named a rank in its header. A line parsed whose effect on those times
-// is not known (Unknown()) makes the next catch-up re-feed everything.
+// time would not be its time, and the window's last line last when the
+// parser's last line or a skipped one may have named a rank in its header
+// (SGLang's tags), so that raw lines follow the rank that line leaves. A line
+// parsed whose effect on those times is not known (Unknown()) makes the next
+// catch-up re-feed everything.
 //
 // Templates point at WorkerInfo objects of the parser: Forget() drops them
 // when a stream is recycled or the parser is replaced.
@@ -101,10 +104,11 @@ class QuietLines {
   // buffer was searched (parse::AtomHints), or lines are behind.
   bool active() const { return behind_ || hints_->searched(); }
   // Brings the parser up to date, in line order: a line standing for a
-  // skipped one is a template's, so follow(worker, has_time, time_us)
+  // skipped one is a template's, so follow(worker, has_time, time_us, names)
   // (SourceParser::FollowLine) sets what parsing it again would; a copy
   // (an envelope-timed line, a deferred one, a template since replaced) is
-  // re-fed whole with feed(line, offset, lines_before).
+  // re-fed whole with feed(line, offset, lines_before). follow's fourth
+  // argument: the template's header names the worker (SGLang).
   template <typename Feed, typename Follow>
   void CatchUp(Feed&& feed, Follow&& follow);
 
@@ -206,6 +210,7 @@ class QuietLines {
   std::vector<const Behind*> catch_up_order_;  // CatchUp()'s, in line order
   Behind untimed_;
   bool behind_ = false;
+  bool names_worker_ = false;  // a line skipped since the last CatchUp() named its rank
   // What the parser was last fed: each process's time and the source's, and
   // whether the line may have named a rank in its header (SGLang, TRT-LLM).
   std::vector<int64_t> fed_time_;
@@ -237,6 +242,7 @@ inline QuietLines::Behind& QuietLines::TimedFor(const WorkerInfo* worker) {
 inline void QuietLines::Skipped(const Skip& skip, std::string_view line, uint64_t offset,
                                 uint64_t lines_before) {
   behind_ = true;
+  names_worker_ |= skip.tmpl->shape.names_worker;
   Behind& b = skip.timed ? TimedFor(skip.tmpl->shape.worker) : untimed_;
   b.active = true;
   b.tmpl = skip.tmpl;
@@ -253,13 +259,20 @@ template <typename Feed, typename Follow>
 void QuietLines::CatchUp(Feed&& feed, Follow&& follow) {
   if (!behind_) return;
   behind_ = false;
+  // The rank raw lines follow (SourceParser's header_worker) may not be what
+  // the window's last line leaves: the parser's last line may have named one,
+  // or a skipped one did.
+  const bool rank_may_differ = rank_header_ || names_worker_;
+  names_worker_ = false;
+  const Behind* last_refed = nullptr;
   auto refeed = [&](const Behind& b) {
     if (b.use_copy) {
       feed(std::string_view(b.copy), b.offset, b.lines_before);
     } else {
-      follow(*b.tmpl->shape.worker, &b != &untimed_, b.time_us);
+      follow(*b.tmpl->shape.worker, &b != &untimed_, b.time_us, b.tmpl->shape.names_worker);
     }
     rank_header_ = false;
+    last_refed = &b;
   };
   std::vector<const Behind*>& order = catch_up_order_;  // kept: one allocation, not one per call
   order.clear();
@@ -275,12 +288,14 @@ void QuietLines::CatchUp(Feed&& feed, Follow&& follow) {
     refeed(*order.back());
     Fed(order.back()->worker, order.back()->time_us);
   }
-  if (rank_header_) {
-    if (!order.empty()) {
-      refeed(*order.back());
-    } else if (untimed_.active) {
-      refeed(untimed_);  // dated by the parser's own times: changes none
+  // Then the window's last line is re-fed last: the times are already its
+  // (an untimed one is dated by the parser's own times: changes none).
+  if (rank_may_differ) {
+    const Behind* last = order.empty() ? nullptr : order.back();
+    if (untimed_.active && (last == nullptr || untimed_.lines_before > last->lines_before)) {
+      last = &untimed_;
     }
+    if (last != nullptr && last != last_refed) refeed(*last);
   }
   for (uint32_t id : timed_ids_) timed_[id].active = false;
   timed_ids_.clear();

@@ -433,24 +433,36 @@ void ExpectSamePipelineRuns(const PipelineRun& oracle, const PipelineRun& fast,
   EXPECT_EQ(oracle.skipped, 0u) << what;
 }
 
-TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsingThem) {
+// For seeds 1..`seeds`, the quiet log make(rng, atoms, cri) through the
+// per-line path and buffer-first: the same incidents and counters. Every
+// fourth seed a stream cap of `small_cap` recycles processes, every third a
+// line cap cuts some lines; CRI on even seeds. Returns the lines skipped and
+// adds all lines read to *lines.
+template <typename MakeLog>
+uint64_t SkippedOnSeededQuietLogs(MakeLog&& make, uint32_t seeds, size_t small_cap,
+                                  uint64_t* lines) {
   const std::vector<std::string>& atoms = EmbeddedRules()->Atoms();
-  uint64_t skipped = 0, lines = 0;
-  for (uint32_t seed = 1; seed <= 40; ++seed) {
+  uint64_t skipped = 0;
+  for (uint32_t seed = 1; seed <= seeds; ++seed) {
     std::mt19937 rng(seed);
     const bool cri = seed % 2 == 0;
-    const std::string log = QuietLog(rng, atoms, cri);
-    // Odd seeds: a stream cap that recycles processes, a line cap that cuts some.
-    const size_t max_workers = seed % 4 == 1 ? 4 : 4096;
+    const std::string log = make(rng, atoms, cri);
+    const size_t max_workers = seed % 4 == 1 ? small_cap : 4096;
     const size_t max_line_bytes = seed % 3 == 0 ? 300 : 1 << 20;
     const PipelineRun oracle = RunPipeline(log, false, max_workers, max_line_bytes);
     const PipelineRun fast = RunPipeline(log, true, max_workers, max_line_bytes);
     ExpectSamePipelineRuns(oracle, fast,
                            "seed " + std::to_string(seed) + (cri ? " cri" : " plain"));
     skipped += fast.skipped;
-    lines += oracle.events.lines_read;
-    if (HasFailure()) break;
+    *lines += oracle.events.lines_read;
+    if (::testing::Test::HasFailure()) break;
   }
+  return skipped;
+}
+
+TEST(BufferFirstTest, SkippingQuietLinesGivesTheSameIncidentsAndCountersAsParsingThem) {
+  uint64_t lines = 0;
+  const uint64_t skipped = SkippedOnSeededQuietLogs(QuietLog, 40, 4, &lines);
   // The skip path is what was tested: about a third of all lines took it
   // (a stream cap of 4 recycles processes, one prefix holds an atom, the
   // envelope is decided after 8 lines; without those, about half).
@@ -477,6 +489,119 @@ TEST(BufferFirstTest, ARawErrorAfterSkippedLinesIsNotTheRankAnEarlierSglangHeade
   ExpectSamePipelineRuns(oracle, fast, "sglang header, then skipped lines");
   EXPECT_GT(fast.skipped, 0u);    // the lines after the header took the skip path
   EXPECT_NE(oracle.changes, "");  // an incident, whose workers the test compares
+}
+
+// An SGLang server's log: its header names the rank (`[date time TP1] `) or
+// none (the main process), carries a year and may hold an inner level word
+// (`INFO x.py:3: `). Quiet lines of it are skipped by a head that ends after
+// the message's first word (parse/header.cc, ParseSglang's fixed_size); raw
+// lines (tracebacks, prints) follow the rank the last header named.
+std::string SglangQuietLog(std::mt19937& rng, const std::vector<std::string>& atoms, bool cri) {
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  const std::vector<std::string> tags = {" TP0", " TP1", " TP2", " TP3", " DP0 TP1 EP1", ""};
+  const std::vector<std::string> bodies = {
+      "Decode batch. #running-req: 12, #token: 40412, token usage: 0.41, #queue-req: 0, ",
+      "Prefill batch. #new-seq: 1, #new-token: 812, #cached-token: 0, #running-req: 3, ",
+      "INFO:     10.244.1.7:51234 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+      "KV Cache is allocated. #tokens: 2243474, K size: 8.12 GB, V size: 8.12 GB",
+      "load weight begin. avail mem=93.12 GB",
+      "INFO scheduler.py:312: Cache flushed",  // an inner level word: parsed
+      "INFO done",                             // a level word and a space, no location
+      "DEBUG",                                 // an uppercase word to the end
+      "OK"};
+  const std::vector<std::string> breakers = {
+      "Scheduler hit an exception: Traceback (most recent call last):",
+      "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 2712, in run",
+      "RuntimeError: Assertion error (/sgl-workspace/DeepGEMM/csrc/apis/layout.hpp:60): "
+      "Unknown SF transformation",
+      "NameError: name 'deep_gemm' is not defined",
+      "WARNING x.py:9: careful",
+      "text with \xc3\xa9 and a \t tab",
+      "Received sigquit from a child process. It usually means the child failed."};
+  std::string log;
+  int minute = 0, second = 0;
+  const int lines = 1500 + static_cast<int>(pick(1500));
+  for (int i = 0; i < lines; ++i) {
+    if (pick(100) == 0) ++second;
+    if (pick(1000) == 0) second -= 3;  // a clock stepping back
+    if (second >= 60) second -= 60, ++minute;
+    if (second < 0) second += 60, --minute;
+    char time[32];
+    std::snprintf(time, sizeof(time), "2026-03-04 10:%02d:%02d", minute, second);
+    const std::string fraction = pick(100) == 0 ? ".123" : "";
+    // Mostly TP0's batch lines and the main process's access lines, as SGLang writes.
+    const size_t tag = pick(10);
+    const std::string header = "[" + std::string(time) + fraction +
+                               (tag < 6   ? tags[0]
+                                : tag < 8 ? tags.back()
+                                          : tags[pick(tags.size())]) +
+                               "] ";
+    std::string line;
+    const size_t kind = pick(1000);
+    if (kind < 900) {
+      // The first five bodies can be skipped; the others are parsed, always.
+      line = header + bodies[pick(10) < 8 ? pick(5) : pick(bodies.size())];
+    } else if (kind < 920) {
+      std::string atom = atoms[pick(atoms.size())];
+      line = header + "quiet text with " + atom + " inside";
+    } else if (kind < 925) {
+      line = header + breakers[pick(breakers.size())];
+    } else if (kind < 930) {
+      line = breakers[pick(3)];  // raw: the rank the last header named
+    } else if (kind < 945) {
+      line = "raw print without a header";
+    } else if (kind < 960) {
+      line = "\x1b[0;36m(Worker_TP0 pid=7)\x1b[0;0m INFO 03-04 10:00:0" + std::to_string(pick(9)) +
+             " [a.py:1] a vLLM line between";
+    } else if (kind < 970) {
+      line = "[2026-03-04T10:00:00.702Z] " + header + "behind a paste wrapper";
+    } else {
+      line = header + std::string(200 + pick(300), 'x');  // past a small line cap
+    }
+    if (!cri) {
+      log += line + "\n";
+      continue;
+    }
+    char stamp[64];
+    const char* zone = pick(50) == 0 ? "+01:00" : "Z";
+    std::snprintf(stamp, sizeof(stamp), "2026-03-04T10:%02d:%02d.%09d%s", minute, second,
+                  static_cast<int>(pick(999999999)), zone);
+    const size_t cut = line.size() > 8 && pick(30) == 0 ? 1 + pick(line.size() - 1) : 0;
+    AppendCriRecord(&log, stamp, pick(10) == 0 ? "stderr" : "stdout", line, cut);
+  }
+  return log;
+}
+
+TEST(BufferFirstTest, SkippingSglangQuietLinesGivesTheSameIncidentsAndCountersAsParsingThem) {
+  uint64_t lines = 0;
+  const uint64_t skipped = SkippedOnSeededQuietLogs(SglangQuietLog, 30, 3, &lines);
+  // The skip path is what was tested: a line in a new second of its rank and
+  // first word is parsed, and so are the breakers.
+  EXPECT_GT(skipped * 3, lines);
+}
+
+// The rank a raw line is given is the one the header of the line before it
+// named, also when that line and the ones before it were skipped: the
+// catch-up re-feeds the last skipped line, so the raw exception line after
+// TP1's skipped lines is TP1's, and after the main process's (no rank) the
+// unprefixed stream's.
+TEST(BufferFirstTest, ARawLineAfterSkippedSglangLinesIsTheRankTheLastHeaderNamed) {
+  for (const std::string last : {"[2026-03-04 10:00:00 TP1] ", "[2026-03-04 10:00:00] "}) {
+    std::string log;
+    for (int i = 0; i < 12; ++i) {
+      log += "[2026-03-04 10:00:00 TP" + std::to_string(i % 2 == 0 ? 0 : 2) +
+             "] Decode batch. #running-req: 1, #token: 4" + std::to_string(i) + "\n";
+      log += last + "Decode batch. #running-req: 2, #token: 5" + std::to_string(i) + "\n";
+    }
+    log +=
+        "RuntimeError: Assertion error (/sgl-workspace/DeepGEMM/csrc/apis/layout.hpp:60): "
+        "Unknown SF transformation\n";
+    const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20);
+    const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20);
+    ExpectSamePipelineRuns(oracle, fast, last);
+    EXPECT_GT(fast.skipped, 12u) << last;   // most of the header lines took the skip path
+    EXPECT_NE(oracle.changes, "") << last;  // an incident, whose workers the test compares
+  }
 }
 
 // NCCL_DEBUG=INFO writes hundreds of unprefixed `host:pid:tid [dev] NCCL INFO`

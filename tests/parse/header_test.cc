@@ -103,6 +103,30 @@ TEST(HeaderTest, SglangBracketNamesTheRankAndMayCarryALevel) {
   EXPECT_EQ(h.message, "Entering DeepGEMM JIT");
 }
 
+// fixed_size (buffer-first quiet lines): the bytes that decide an SGLang
+// header's kind, time, rank tags and level, up to the byte after the
+// message's uppercase first word; none when the bytes after it decide.
+TEST(HeaderTest, SglangFixedSizeEndsAfterTheMessagesFirstWordWhenThatDecidesTheLevel) {
+  auto fixed = [](std::string_view line) {
+    Header h;
+    EXPECT_TRUE(ParseHeader(line, &h)) << line;
+    return std::string(line.substr(0, h.fixed_size));
+  };
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22 TP0] Decode batch. #running-req: 12"),
+            "[2026-03-04 10:15:22 TP0] De");
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22] INFO:     10.244.1.7:51234 - \"POST /v1 HTTP/1.1\" 200"),
+            "[2026-03-04 10:15:22] INFO:");
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22 DP0 TP1 EP1] load weight begin."),
+            "[2026-03-04 10:15:22 DP0 TP1 EP1] l");
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22 TP0] KV Cache is allocated."),
+            "[2026-03-04 10:15:22 TP0] KV ");  // "KV" is no level word
+  // A level word and a space: whether a location follows decides the level.
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22 TP0] INFO done"), "");
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22 TP0] WARNING x.py:9: careful"), "");
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22 TP0] DEBUG"), "");  // the word may go on
+  EXPECT_EQ(fixed("[2026-03-04 10:15:22 TP0]Glued"), "");   // no space after the tags
+}
+
 TEST(HeaderTest, TensorRtLlmFormsGiveRankAndLevel) {
   Header h = Parse("[01/16/2026-06:20:17] [TRT-LLM] [RANK 3] [E] iter = 5559");
   EXPECT_EQ(h.kind, HeaderKind::kTrtLlm);

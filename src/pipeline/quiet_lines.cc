@@ -471,43 +471,43 @@ void QuietLines::SetProbes(Template* tp) {
 // checks a CRI template gets when learnt (the one re-timed counted no
 // fallback). The line becomes the template of its second (the old one is
 // replaced, as Learn replaces it), without the parser: what the parser was
-// last fed is unchanged, and the catch-up re-feeds this very line.
+// last fed is unchanged, and the catch-up re-feeds this very line. An SGLang
+// line (parse::IsSglangStart: no wrapper, no chain) instead needs a template
+// whose head has the same bytes after the time (rank tags, the message's
+// first word and the byte after it): ParseHeader of the line, all printable
+// ASCII, then gives the same kind, tags and (no) level, its fixed part
+// ending where the template's head does, and the header's own year.
 const QuietLines::Template* QuietLines::Retime(std::string_view line, std::string_view content,
                                                int64_t envelope_time, int32_t zone) {
   const bool cri = envelope_ == parse::Envelope::kCri;
   if (!cri && envelope_ != parse::Envelope::kPlain) return nullptr;
-  const Template* chain = LongestChain(content, /*bare=*/false);
-  if (chain == nullptr) return nullptr;
-  const size_t chain_end = chain->shape.chain_end;
-  const std::string_view rest = content.substr(chain_end);
   parse::Header header;
-  if (rest[0] < 'A' || rest[0] > 'Z' || !hints_->PlainAscii(rest) ||
-      !parse::ParseHeader(rest, &header) || header.kind != parse::HeaderKind::kVllm ||
-      !header.has_time || header.has_worker || header.fixed_size == 0) {
-    return nullptr;
-  }
-  size_t slot = templates_.size();
-  for (size_t i = 0; i < templates_.size(); ++i) {
-    const Template& t = templates_[i];
-    if (!t.shape.bare && t.cri == cri && (!cri || !t.guessed) && t.shape.header_time &&
-        t.shape.chain_end == chain_end && t.shape.kind == header.kind &&
-        t.shape.level == header.level &&
-        std::memcmp(t.shape.head.data(), chain->shape.head.data(), chain_end) == 0) {
-      slot = i;
-      break;
+  size_t slot = templates_.size(), head_size = 0;
+  if (parse::IsSglangStart(content)) {
+    // SGLang: no chain, and the paste wrappers leave the line alone
+    // (IsSglangStart); the same bytes after the time (rank tags and first
+    // word) give the same tags and (no) level.
+    if (!hints_->PlainAscii(content) || !parse::ParseHeader(content, &header) ||
+        header.kind != parse::HeaderKind::kSglang || header.fixed_size == 0) {
+      return nullptr;
     }
+    head_size = header.fixed_size;
+    for (size_t i = 0; i < templates_.size(); ++i) {
+      const Template& t = templates_[i];
+      if (t.shape.kind == parse::HeaderKind::kSglang && t.cri == cri &&
+          t.shape.head.size() == head_size &&
+          std::memcmp(t.shape.head.data() + kSglangTimeEnd, content.data() + kSglangTimeEnd,
+                      head_size - kSglangTimeEnd) == 0) {
+        slot = i;
+        break;
+      }
+    }
+  } else {
+    head_size = ChainRetimeSlot(content, cri, &header, &slot);
   }
   if (slot == templates_.size()) return nullptr;
-  // The same level word too, byte for byte, so the prefix parse stops where it did.
-  const std::string& old_head = templates_[slot].shape.head;
-  const size_t word_end = old_head.find(' ', chain_end);
-  if (word_end == std::string::npos || word_end >= chain_end + header.fixed_size ||
-      std::memcmp(content.data() + chain_end, old_head.data() + chain_end, word_end - chain_end) !=
-          0) {
-    return nullptr;
-  }
   Template n = templates_[slot];
-  n.shape.head.assign(content.data(), chain_end + header.fixed_size);
+  n.shape.head.assign(content.data(), head_size);
   n.line.assign(line.data(), line.size());
   if (cri) {
     // The envelope's year and zone (SourceParser::Impl::HeaderTime), and the
@@ -535,6 +535,44 @@ const QuietLines::Template* QuietLines::Retime(std::string_view line, std::strin
   SetProbes(&n);
   Place(slot, std::move(n));
   return &templates_[slot];
+}
+
+// Retime's vLLM case: the template `content` continues the raw chain of, with
+// the same level word, and the head's size (0, *slot unchanged: none).
+size_t QuietLines::ChainRetimeSlot(std::string_view content, bool cri, parse::Header* out,
+                                   size_t* out_slot) const {
+  parse::Header& header = *out;
+  const Template* chain = LongestChain(content, /*bare=*/false);
+  if (chain == nullptr) return 0;
+  const size_t chain_end = chain->shape.chain_end;
+  const std::string_view rest = content.substr(chain_end);
+  if (rest[0] < 'A' || rest[0] > 'Z' || !hints_->PlainAscii(rest) ||
+      !parse::ParseHeader(rest, &header) || header.kind != parse::HeaderKind::kVllm ||
+      !header.has_time || header.has_worker || header.fixed_size == 0) {
+    return 0;
+  }
+  size_t slot = templates_.size();
+  for (size_t i = 0; i < templates_.size(); ++i) {
+    const Template& t = templates_[i];
+    if (!t.shape.bare && t.cri == cri && (!cri || !t.guessed) && t.shape.header_time &&
+        t.shape.chain_end == chain_end && t.shape.kind == header.kind &&
+        t.shape.level == header.level &&
+        std::memcmp(t.shape.head.data(), chain->shape.head.data(), chain_end) == 0) {
+      slot = i;
+      break;
+    }
+  }
+  if (slot == templates_.size()) return 0;
+  // The same level word too, byte for byte, so the prefix parse stops where it did.
+  const std::string& old_head = templates_[slot].shape.head;
+  const size_t word_end = old_head.find(' ', chain_end);
+  if (word_end == std::string::npos || word_end >= chain_end + header.fixed_size ||
+      std::memcmp(content.data() + chain_end, old_head.data() + chain_end, word_end - chain_end) !=
+          0) {
+    return 0;
+  }
+  *out_slot = slot;
+  return chain_end + header.fixed_size;
 }
 
 void QuietLines::Forget() {

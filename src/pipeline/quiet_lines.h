@@ -169,6 +169,8 @@ class QuietLines {
   // second of the same process): see Retime in the .cc.
   const Template* Retime(std::string_view line, std::string_view content, int64_t envelope_time,
                          int32_t zone);
+  size_t ChainRetimeSlot(std::string_view content, bool cri, parse::Header* header,
+                         size_t* slot) const;
   static void SetProbes(Template* t);
   // Puts `t` in `slot` (templates_.size(): a new one): in the keyed index,
   // or first in order_.

@@ -433,6 +433,26 @@ void ExpectSamePipelineRuns(const PipelineRun& oracle, const PipelineRun& fast,
   EXPECT_EQ(oracle.skipped, 0u) << what;
 }
 
+// `line` and its '\n' as a plain log has it, or in a CRI envelope `stamp`.
+void AppendLine(std::string* log, bool cri, const std::string& stamp, const std::string& stream,
+                const std::string& line) {
+  if (cri) {
+    AppendCriRecord(log, stamp, stream, line, 0);
+  } else {
+    *log += line + "\n";
+  }
+}
+
+// `log` through both paths: the same incidents (at least one) and counters.
+// Returns the buffer-first run.
+PipelineRun ExpectSameIncidentWithSkipping(const std::string& log, const std::string& what) {
+  const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20);
+  PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20);
+  ExpectSamePipelineRuns(oracle, fast, what);
+  EXPECT_NE(oracle.changes, "") << what;
+  return fast;
+}
+
 // For seeds 1..`seeds`, the quiet log make(rng, atoms, cri) through the
 // per-line path and buffer-first: the same incidents and counters. Every
 // fourth seed a stream cap of `small_cap` recycles processes, every third a
@@ -604,6 +624,36 @@ TEST(BufferFirstTest, ARawLineAfterSkippedSglangLinesIsTheRankTheLastHeaderNamed
   }
 }
 
+// A new second of an SGLang rank's lines re-times its template (QuietLines'
+// Retime) instead of parsing the line: after the first lines, every batch
+// line is skipped, and the times they leave date the raw error after them
+// as parsing them would.
+TEST(BufferFirstTest, SglangLinesOfANewSecondAreRetimedAndSkipped) {
+  for (const bool cri : {false, true}) {
+    std::string log;
+    int lines = 0;
+    for (int second = 0; second < 120; ++second) {
+      char time[32];
+      std::snprintf(time, sizeof(time), "2026-03-04 10:%02d:%02d", second / 60, second % 60);
+      for (int i = 0; i < 4; ++i, ++lines) {
+        const std::string line = "[" + std::string(time) +
+                                 " TP0] Decode batch. #running-req: " + std::to_string(i) +
+                                 ", #token: 4012" + std::to_string(second);
+        AppendLine(&log, cri,
+                   "2026-03-04T10:" + std::string(time + 14) + ".5" + std::to_string(i) + "Z",
+                   "stdout", line);
+      }
+    }
+    AppendLine(&log, cri, "2026-03-04T10:02:00.000Z", "stderr",
+               "RuntimeError: Assertion error (/sgl-workspace/DeepGEMM/csrc/apis/layout.hpp:60): "
+               "Unknown SF transformation");
+    const PipelineRun fast = ExpectSameIncidentWithSkipping(log, cri ? "cri" : "plain");
+    // All but the first few (the envelope is decided after 8 lines; one line
+    // learns the shape).
+    EXPECT_GT(fast.skipped, static_cast<uint64_t>(lines) - 12) << (cri ? "cri" : "plain");
+  }
+}
+
 // NCCL_DEBUG=INFO writes hundreds of unprefixed `host:pid:tid [dev] NCCL INFO`
 // lines at start-up, without a time. They have a bare shape (parse/quiet_line.h)
 // and are skipped like the prefixed INFO lines around them; a raw traceback of
@@ -625,26 +675,14 @@ TEST(BufferFirstTest, NcclInfoLinesAreSkippedAndWhatFollowsThemIsDatedAsWhenPars
                "/0 : 0[0] -> 1[1] via P2P/CUMEM/read";
         ++nccl;
       }
-      if (cri) {
-        AppendCriRecord(&log,
-                        "2026-03-04T" + std::string(time) + ".5" + std::to_string(i % 10) + "Z",
-                        "stdout", line, 0);
-      } else {
-        log += line + "\n";
-      }
+      AppendLine(&log, cri, "2026-03-04T" + std::string(time) + ".5" + std::to_string(i % 10) + "Z",
+                 "stdout", line);
     }
-    const std::string error =
+    AppendLine(
+        &log, cri, "2026-03-04T10:00:40.000Z", "stderr",
         "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/layout.hpp:60): "
-        "Unknown SF transformation";
-    if (cri) {
-      AppendCriRecord(&log, "2026-03-04T10:00:40.000Z", "stderr", error, 0);
-    } else {
-      log += error + "\n";
-    }
-    const PipelineRun oracle = RunPipeline(log, false, 4096, 1 << 20);
-    const PipelineRun fast = RunPipeline(log, true, 4096, 1 << 20);
-    ExpectSamePipelineRuns(oracle, fast, cri ? "cri" : "plain");
-    EXPECT_NE(oracle.changes, "");
+        "Unknown SF transformation");
+    const PipelineRun fast = ExpectSameIncidentWithSkipping(log, cri ? "cri" : "plain");
     // All but the first few of the 300 NCCL lines (the envelope is decided
     // after 8 lines; one line learns the shape) took the skip path.
     EXPECT_GT(fast.skipped, static_cast<uint64_t>(nccl) + 100 - 20) << (cri ? "cri" : "plain");

@@ -17,10 +17,9 @@ bench/gen_log.py writes what a vLLM deployment logs; this writes what an SGLang 
     `Unknown SF transformation` in process_weights_after_loading), `name 'deep_gemm' is not
     defined` (DeepGEMM gated off for the GPU), CUDA out of memory in cuda graph capture.
 
-Replay of this file goes through the parser line by line: vLLM lines are skipped whole as quiet
-lines, SGLang's headers (a rank and a year) have no quiet-line shape yet (bench/README.md,
-"SGLang-shaped replay"). Same arguments => byte-identical output. The injected failures are
-summarised on stderr.
+Its batch and access lines are quiet lines that buffer-first replay skips whole, as it skips
+vLLM's (bench/README.md, "SGLang-shaped replay"). Same arguments => byte-identical output. The
+injected failures are summarised on stderr.
 
     bench/gen_sglang_log.py --size-mb 512 --seed 1 -o /tmp/fingerprintd-bench/sglang-512M-seed1.log
 """

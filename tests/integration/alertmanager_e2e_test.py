@@ -7,8 +7,12 @@ failure written into a tailed file opens an incident whose push fails (the
 daemon logs the outage and retries with backoff). Then Alertmanager starts on
 the port the daemon was told, and the test waits until its /api/v2/alerts
 shows the FingerprintdIncident alert with the incident's labels and
-annotations. With `correlation: {window: 3s}` the incident closes a few
-seconds later; the daemon sends it with endsAt, and the test waits until
+annotations. With `correlation: {window: 20s}` the incident closes after
+that: long enough for Alertmanager to start and for the daemon's doubling
+backoff to reach it on a loaded machine (under the sanitizers Alertmanager
+was reached 7.5 s after the first failed push, when a 3 s window had already
+closed the incident and the alert came in resolved, never active). The
+daemon then sends it with endsAt, and the test waits until
 Alertmanager resolves it: the alert leaves /api/v2/alerts and the webhook
 receives it as resolved with that endsAt. Every process started is stopped,
 even on failure.
@@ -66,7 +70,7 @@ def test():
 def run(e2e, hook_port):
     am_port = free_port()
     e2e.start_daemon(FINGERPRINTD, e2e.daemon_config(DEPLOYMENT, f"""
-correlation: {{window: 3s}}
+correlation: {{window: 20s}}
 alertmanager:
   url: http://127.0.0.1:{am_port}
   labels: {{cluster: e2e}}
@@ -124,7 +128,7 @@ receivers:
                         a["status"] == "resolved":
                     return a
         return None
-    note = wait_for("the incident resolved through Alertmanager's webhook", resolved, timeout=30)
+    note = wait_for("the incident resolved through Alertmanager's webhook", resolved, timeout=60)
     assert "closed rule=" + RULE in e2e.procs.log("fingerprintd")
     ends = parse_time(note["endsAt"])
     assert ends <= datetime.datetime.now(datetime.timezone.utc), note

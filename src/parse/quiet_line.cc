@@ -17,6 +17,14 @@ bool ParseBareHeader(std::string_view content, Header* header) {
          header->kind == HeaderKind::kNccl;
 }
 
+// A header a shape can stand for: vLLM or uvicorn, naming no worker; SGLang
+// (its rank tags may name one) when the line starts as an SGLang header.
+bool ShapeableKind(const Header& header, bool sglang) {
+  if (sglang) return header.kind == HeaderKind::kSglang;
+  return (header.kind == HeaderKind::kVllm || header.kind == HeaderKind::kUvicorn) &&
+         !header.has_worker;
+}
+
 }  // namespace
 
 const std::vector<std::string>& QuietLineTriggers() {
@@ -93,12 +101,8 @@ bool LearnLineShape(std::string_view content, const LogRecord& record, LineShape
   // uvicorn header with its uppercase level; an SGLang header with `[`.
   Header header;
   const bool bare = chain == 0 && !sglang && ParseBareHeader(content, &header);
-  if (!bare &&
-      (((rest[0] < 'A' || rest[0] > 'Z') && !sglang) || !ParseHeader(rest, &header) ||
-       header.fixed_size == 0 || (header.has_worker && header.kind != HeaderKind::kSglang) ||
-       (header.kind != HeaderKind::kVllm && header.kind != HeaderKind::kUvicorn &&
-        header.kind != HeaderKind::kSglang) ||
-       (sglang != (header.kind == HeaderKind::kSglang)))) {
+  if (!bare && ((!sglang && (rest[0] < 'A' || rest[0] > 'Z')) || !ParseHeader(rest, &header) ||
+                header.fixed_size == 0 || !ShapeableKind(header, sglang))) {
     return false;
   }
   // INFO or DEBUG; an SGLang line without an inner level word has none.

@@ -30,6 +30,14 @@ uint64_t Word(const char* p) {
   return w;
 }
 
+// Two SGLang heads (or a head and a line's first bytes) alike but for the
+// time: the same rank tags, first word and byte after it.
+bool SameSglangHeadButTime(std::string_view head, std::string_view other) {
+  return other.size() >= head.size() &&
+         std::memcmp(head.data() + kSglangTimeEnd, other.data() + kSglangTimeEnd,
+                     head.size() - kSglangTimeEnd) == 0;
+}
+
 }  // namespace
 
 QuietLines::QuietLines(const parse::ParserOptions& options)
@@ -389,17 +397,12 @@ bool QuietLines::Learn(std::string_view line, parse::Envelope envelope, const Lo
   // The same process's template of the same kind is replaced (its second is
   // over); else a free slot, else round robin. SGLang's head ends in the
   // message's first word: one template per word, its time (bytes 1-19) aside.
-  auto same_but_time = [](const parse::LineShape& a, const parse::LineShape& b) {
-    return a.kind != parse::HeaderKind::kSglang ||
-           (a.head.size() == b.head.size() &&
-            std::memcmp(a.head.data() + kSglangTimeEnd, b.head.data() + kSglangTimeEnd,
-                        a.head.size() - kSglangTimeEnd) == 0);
-  };
   size_t slot = templates_.size();
   for (size_t i = 0; i < templates_.size(); ++i) {
     const parse::LineShape& s = templates_[i].shape;
     if (s.worker == t.shape.worker && s.kind == t.shape.kind && s.level == t.shape.level &&
-        same_but_time(s, t.shape)) {
+        (s.kind != parse::HeaderKind::kSglang ||
+         (s.head.size() == t.shape.head.size() && SameSglangHeadButTime(s.head, t.shape.head)))) {
       slot = i;
       break;
     }
@@ -495,9 +498,7 @@ const QuietLines::Template* QuietLines::Retime(std::string_view line, std::strin
     for (size_t i = 0; i < templates_.size(); ++i) {
       const Template& t = templates_[i];
       if (t.shape.kind == parse::HeaderKind::kSglang && t.cri == cri &&
-          t.shape.head.size() == head_size &&
-          std::memcmp(t.shape.head.data() + kSglangTimeEnd, content.data() + kSglangTimeEnd,
-                      head_size - kSglangTimeEnd) == 0) {
+          t.shape.head.size() == head_size && SameSglangHeadButTime(t.shape.head, content)) {
         slot = i;
         break;
       }

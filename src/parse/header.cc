@@ -51,7 +51,8 @@ size_t ParseBracketLocation(std::string_view text, size_t pos, std::string_view*
   return close + 1;
 }
 
-// vLLM `LEVEL MM-DD HH:MM:SS [file:N] msg` or uvicorn `LEVEL:   msg`.
+// vLLM `LEVEL MM-DD HH:MM:SS [file:N] msg`, uvicorn `LEVEL:   msg`, or Python
+// logging's padded `LEVEL    msg` (a level and no time).
 bool ParseLevelFirst(std::string_view line, Header* out) {
   const size_t word_end = UpperWordEnd(line, 0);
   if (word_end >= line.size() || word_end > 8) return false;
@@ -73,7 +74,20 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
   size_t len = ParseMonthDayTime(line.substr(pos), &t);
   // NVIDIA NIM: the same shape with the year, `ERROR 2025-07-21 14:34:24.934 x.py:62] msg`.
   if (len == 0) len = ParseIsoDateTime(line.substr(pos), &t);
-  if (len == 0) return false;
+  if (len == 0) {
+    // Python logging's `%(levelname)-8s %(message)s` (rich-less servers, launchers):
+    // the level padded with at least two spaces so that the message starts at column 9.
+    constexpr size_t kPaddedMessageColumn = 9;
+    size_t message = word_end;
+    while (message < line.size() && line[message] == ' ') ++message;
+    if (message != kPaddedMessageColumn || message - word_end < 2 || message >= line.size()) {
+      return false;
+    }
+    out->kind = HeaderKind::kPaddedLevel;
+    out->level = level;
+    SetMessage(line, word_end, message, out);
+    return true;
+  }
   pos += len;
   pos += ParseFraction(line, pos, &t.micros);  // vllm-ascend appends .mmm
   out->kind = HeaderKind::kVllm;

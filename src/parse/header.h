@@ -44,6 +44,7 @@ enum class HeaderKind : uint8_t {
   kNone = 0,
   kVllm,
   kUvicorn,
+  kPaddedLevel,  // Python logging's `%(levelname)-8s %(message)s`: `ERROR    msg`
   kPythonLogging,
   kRay,
   kSglang,

@@ -42,6 +42,7 @@
 #include "parse/atom_hints.h"
 #include "parse/envelope.h"
 #include "parse/header.h"
+#include "parse/message_reading.h"
 #include "parse/paste_wrappers.h"
 #include "parse/prefix.h"
 #include "parse/traceback_assembler.h"
@@ -153,6 +154,10 @@ struct SourceParser::Impl {
 
   void Feed(std::string_view line);
   void Process(const EnvelopeRecord& rec);
+  // Runs one message of `rec` (the line's, or a piece message_reading.h read
+  // out of it) through the traceback assembler to the sink.
+  void Deliver(const EnvelopeRecord& rec, WorkerInfo* worker, const Header& header, bool has_header,
+               std::string_view message, int64_t time_us);
   WorkerInfo* Lookup(const ProcessId& id, std::string_view key);
   WorkerInfo* Recycle(const ProcessId& id);
   static void IndexKey(std::string_view name, int32_t pid, std::string_view ip, std::string* out);
@@ -171,6 +176,8 @@ struct SourceParser::Impl {
   uint64_t line_number = 0;
   uint64_t offset = 0;
   std::string clean_scratch;
+  std::string repr_scratch;                // ReadReprStrings' text
+  std::vector<std::string> escaped_lines;  // SplitEscapedLines' pieces
   WorkerInfo* unprefixed = nullptr;
   WorkerInfo* header_worker = nullptr;  // rank named by the last record's header
   // Consecutive lines mostly come from a few processes: their prefix bytes
@@ -548,13 +555,39 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     LearnRank(worker, header.message);
   }
 
+  // How a person reads the message (parse/message_reading.h): a repr of
+  // several strings as their text, a dump with escaped newlines as its lines.
+  // Only where a failure may be: unleveled lines and WARNING and above.
+  if (header.level == Level::kUnknown || header.level >= Level::kWarning) {
+    if (SplitEscapedLines(header.message, &escaped_lines)) {
+      bool first = true;
+      for (std::string& piece : escaped_lines) {
+        std::string_view text = piece;
+        if (ReadReprStrings(text, &repr_scratch)) text = repr_scratch;
+        Deliver(rec, worker, header, has_header && first, text, time_us);
+        first = false;
+      }
+      return;
+    }
+    if (ReadReprStrings(header.message, &repr_scratch)) {
+      Deliver(rec, worker, header, has_header, repr_scratch, time_us);
+      return;
+    }
+  }
+  Deliver(rec, worker, header, has_header, header.message, time_us);
+}
+
+void SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* worker,
+                                 const Header& header, bool has_header, std::string_view message,
+                                 int64_t time_us) {
+  const AtomHints* hints = options.atom_hints;
   TracebackInput in;
   in.worker = worker;
-  in.message = header.message;
+  in.message = message;
   in.has_header = has_header;
   in.warning_header = header.kind == HeaderKind::kPythonWarning;
-  in.header_text = header.text;
-  in.level = header.level;
+  in.header_text = has_header ? header.text : std::string_view();
+  in.level = has_header ? header.level : Level::kUnknown;
   in.line_number = rec.line_number;
   in.offset = rec.offset;
   in.time_us = time_us;
@@ -569,11 +602,11 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   record.kind = tb.kind;
   record.headered = has_header;
   record.time_us = time_us;
-  record.location = header.location;
-  record.message = header.message;
+  record.location = has_header ? header.location : std::string_view();
+  record.message = message;
   record.raw = rec.content;
-  if (hints != nullptr && header.message.data() >= rec.content.data() &&
-      header.message.data() + header.message.size() <= rec.content.data() + rec.content.size() &&
+  if (hints != nullptr && message.data() >= rec.content.data() &&
+      message.data() + message.size() <= rec.content.data() + rec.content.size() &&
       hints->AtomFree(rec.content)) {
     record.atom_free_for = hints->rule_set();
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parse/message_reading.h"
 #include "parse/traceback_lines.h"
 
 namespace fingerprintd::parse {
@@ -12,17 +13,13 @@ constexpr int kMaxContinuationLines = 3;  // extra lines appended to an exceptio
 
 bool IsIndented(std::string_view s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
 
-// Whether the next line may continue an exception message that ended with
-// `line`: C++ assertion texts split after a comma ("cutlass_gemm_caller," /
-// "...cuh:61," / "Error Internal"), and terminals hard-wrap long lines.
-bool MayContinue(std::string_view line) {
-  constexpr size_t kNarrowestTerminal = 79;
-  if (line.empty()) return false;
-  const char last = line.back();
-  return last == ',' || last == ':' || last == '(' || line.size() >= kNarrowestTerminal;
-}
-
 Level AtLeast(Level level, Level floor) { return level < floor ? floor : level; }
+
+// An exception line is an ERROR, unless the logger that printed its traceback
+// said WARNING: a traceback logged as a warning is one the process survived.
+Level ExceptionLevel(Level logged) {
+  return logged == Level::kWarning ? Level::kWarning : AtLeast(logged, Level::kError);
+}
 
 }  // namespace
 
@@ -137,7 +134,8 @@ void TracebackAssembler::SetException(Stream& s, const TracebackInput& in, std::
   s.awaiting_code = false;
   s.blank_run = 0;
   s.continuation_lines = 0;
-  s.may_continue = MayContinue(in.message);
+  s.frames_after_exception = false;
+  s.may_continue = LooksCutOff(in.message);
 }
 
 bool TracebackAssembler::IsBystander(const Stream& s, const TracebackInput& in) const {
@@ -192,7 +190,7 @@ bool TracebackAssembler::ProcessOpen(Stream& s, const TracebackInput& in, Traceb
   if (ParseExceptionLine(msg, /*strict=*/false, &exc)) {
     SetException(s, in, exc.type, exc.message, IsRayWrapperException(exc));
     out->kind = LineKind::kException;
-    out->level = AtLeast(out->level, Level::kError);
+    out->level = ExceptionLevel(out->level);
     return true;
   }
   return false;
@@ -232,24 +230,41 @@ bool TracebackAssembler::ProcessPending(Stream& s, const TracebackInput& in, Tra
       return true;
     }
   }
+  // Python prints frames before the exception; a person pasting the error
+  // first and its stack after it puts them after a lone exception line.
+  if (is_frame && !s.frames_after_exception && in.has_header == s.exception_headered &&
+      s.tb.blocks.size() == 1 && s.tb.blocks[0].frames.empty() && !s.tb.blocks[0].has_header) {
+    s.frames_after_exception = true;
+  }
+  if (s.frames_after_exception && in.has_header == s.exception_headered &&
+      (is_frame || IsIndented(msg))) {
+    if (is_frame) {
+      AddFrame(s, msg);
+      out->kind = LineKind::kFrame;
+    } else {
+      out->kind = LineKind::kCode;
+    }
+    return true;
+  }
   if (is_frame || IsIndented(msg) || IsTracebackHeaderLine(msg)) return false;
-  if (!s.may_continue || s.continuation_lines >= kMaxContinuationLines ||
-      in.has_header != s.exception_headered) {
+  if (!(s.may_continue || CannotStartRecord(msg)) ||
+      s.continuation_lines >= kMaxContinuationLines || in.has_header != s.exception_headered) {
     return false;
   }
   ExceptionLine exc;
   if (ParseExceptionLine(msg, /*strict=*/true, &exc)) return false;
   // A wrapped exception message ("RuntimeError: dispatch_scaled_mm," then the
-  // path on the next line).
+  // path on the next line; "RuntimeError: Assertion error" then
+  // "(/path/layout.hpp:60):" then the text): parse/message_reading.h.
   std::string& message = s.tb.blocks.back().message;
   if (ChargeBytes(s, msg.size() + 1)) {
     message.push_back('\n');
     message.append(msg.data(), msg.size());
   }
   ++s.continuation_lines;
-  s.may_continue = MayContinue(msg);
+  s.may_continue = LooksCutOff(msg);
   out->kind = LineKind::kException;
-  out->level = AtLeast(out->level, Level::kError);
+  out->level = ExceptionLevel(out->level);
   return true;
 }
 
@@ -284,7 +299,7 @@ TracebackOutput TracebackAssembler::ProcessIdle(Stream& s, const TracebackInput&
     SetException(s, in, exc.type, exc.message, IsRayWrapperException(exc));
     out.kind = LineKind::kException;
     const bool warning = exc.type.size() >= 7 && exc.type.substr(exc.type.size() - 7) == "Warning";
-    out.level = AtLeast(in.level, warning ? Level::kWarning : Level::kError);
+    out.level = warning ? AtLeast(in.level, Level::kWarning) : ExceptionLevel(in.level);
   }
   return out;
 }

@@ -12,6 +12,9 @@
 //   pending ──frame/code after a Ray wrapper (`RayTaskError(...)`, `ray::`)──►
 //            open, next block (Ray prints the remote traceback after it)
 //   pending ──unheadered continuation (at most 3 lines)──► pending
+//   pending ──frames, code after a lone exception line──► pending (a paste
+//            that quotes the error first, then its stack: the frames are
+//            that exception's)
 //   pending ──anything else──► emit complete=true, then the line starts over
 //   open ──a foreign line──► emit complete=false, then the line starts over
 //
@@ -29,9 +32,11 @@
 // Multi-line exception messages: after the exception line, up to three lines
 // with the same header-ness (same header, or both unheadered) that are not
 // indented and have no other traceback shape are appended to the message, but
-// only while the previous piece looks cut off (ends in ',', ':' or '(', or is
-// at least 79 bytes long, a terminal's hard wrap). Anything else after an
-// exception line ends the traceback, so unrelated prints are not swallowed.
+// only while the previous piece looks cut off or the line cannot start a
+// record of its own (parse/message_reading.h: `RuntimeError: Assertion
+// error` / `(/path/layout.hpp:60):` / `Unknown SF transformation`). Anything
+// else after an exception line ends the traceback, so unrelated prints are
+// not swallowed.
 //
 // Caps: at max_traceback_frames or max_traceback_bytes frames are dropped from
 // the middle: a quarter of the frame cap stays at the head (the outermost
@@ -111,8 +116,9 @@ class TracebackAssembler {
     bool awaiting_code = false;     // last frame has no code line yet
     int blank_run = 0;
     int continuation_lines = 0;
-    bool may_continue = false;    // the last message line looked cut off
-    Level level = Level::kError;  // level of headerless lines in this traceback
+    bool may_continue = false;            // the last message line looked cut off
+    bool frames_after_exception = false;  // a paste that quotes the error, then its frames
+    Level level = Level::kError;          // level of headerless lines in this traceback
     size_t frames = 0;
     size_t bytes = 0;
     std::string header;

@@ -125,6 +125,14 @@ bool ParseExceptionLine(std::string_view message, bool strict, ExceptionLine* ou
     return false;
   }
   if (strict && !LooksLikeExceptionClass(e.type)) return false;
+  // A bare label a person or a launcher wrote in front of the real exception
+  // line ("Error: tvm.error.InternalError: ...") reads as that exception.
+  if ((e.type == "Error" || e.type == "Exception") && !e.message.empty()) {
+    ExceptionLine inner;
+    if (ParseExceptionLine(e.message, /*strict=*/true, &inner) && !inner.message.empty()) {
+      e = inner;
+    }
+  }
   *out = e;
   return true;
 }

@@ -61,6 +61,24 @@ TEST(HeaderTest, UvicornLevelColonIsAHeader) {
   EXPECT_EQ(h.message, "Started server process [1]");
 }
 
+TEST(HeaderTest, APaddedLevelWithTheMessageAtColumnNineIsAHeader) {
+  Header h = Parse("ERROR    Backend supervisor: NotImplementedError: TP=1 only");
+  EXPECT_EQ(h.kind, HeaderKind::kPaddedLevel);
+  EXPECT_EQ(h.level, Level::kError);
+  EXPECT_FALSE(h.has_time);
+  EXPECT_EQ(h.message, "Backend supervisor: NotImplementedError: TP=1 only");
+  EXPECT_EQ(Parse("WARNING  disk almost full").level, Level::kWarning);
+  EXPECT_EQ(Parse("INFO     started").message, "started");
+}
+
+TEST(HeaderTest, ALevelWordWithOtherSpacingIsNoPaddedHeader) {
+  for (std::string_view line :
+       {"ERROR occurred while loading", "ERROR      too far right", "CRITICAL section entered"}) {
+    Header h;
+    EXPECT_FALSE(ParseHeader(line, &h)) << line;
+  }
+}
+
 TEST(HeaderTest, PythonLoggingDefaultFormat) {
   Header h = Parse("2025-01-02 03:04:05,678 - vllm.engine - WARNING - careful - really");
   EXPECT_EQ(h.kind, HeaderKind::kPythonLogging);

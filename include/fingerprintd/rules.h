@@ -71,11 +71,16 @@ struct TracebackClause {
   std::shared_ptr<const re2::RE2> exception;  // against ExceptionBlock::type
   std::shared_ptr<const re2::RE2> message;    // null = any
   std::vector<FramePattern> frames;           // ordered subsequence
+  // The frames are the finding (a phase sibling: the same exception on
+  // another path): without them in order the rule does not hit. Otherwise
+  // frames cut or missing only lower the hit to partial.
+  bool require_frames = false;
 };
 
 struct Veto {
-  std::optional<FramePattern> frame;        // a frame anywhere in the matched block
-  std::shared_ptr<const re2::RE2> message;  // against the block's exception message
+  std::optional<FramePattern> frame;          // a frame anywhere in the matched block
+  std::shared_ptr<const re2::RE2> message;    // against the block's exception message
+  std::shared_ptr<const re2::RE2> exception;  // against the block's exception type
 };
 
 // An embedded test: the log is replayed alone, as one deployment, through the
@@ -101,7 +106,11 @@ struct Rule {
   std::string phase;
   int64_t maxspan_us = 30LL * 60 * 1'000'000;
   int64_t window_us = 120LL * 1'000'000;
-  bool fallback = false;
+  bool fallback = false;  // catch-all layer: reported only when no other rule hit
+  bool family = false;    // family layer: always partial; a specific rule's hit wins
+  // Also hits, partial, the last exception of the input when nothing healthy
+  // follows it (a paste or a log that ends in its failure), at end of input.
+  bool last_exception = false;
   std::vector<Stage> stages;
   size_t symptom_stage = 0;
   std::optional<TracebackClause> traceback;

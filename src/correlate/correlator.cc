@@ -162,7 +162,7 @@ struct Correlator::Impl {
     AddHit(*d, inc, std::move(hit));
     // Page as soon as every expected worker reported; later changes are
     // emitted at window close or Finish().
-    if (Strength(*inc) == 2 && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
+    if (Strength(*inc) == kStrongest && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
   }
 
   // Files the hit under its worker. A worker is a rank of the deployment: the
@@ -236,19 +236,22 @@ struct Correlator::Impl {
     return expected > 0 && static_cast<int>(inc.workers.size()) >= expected;
   }
 
-  // How much an incident stands on its own: 2 = a real rule hit in a worker's
-  // own stream; 1 = only engine-core / API-server / unprefixed copies; 0 = a
+  // How much an incident stands on its own: 3 = a specific rule's hit in a
+  // worker's own stream; 2 = only engine-core / API-server / unprefixed
+  // copies; 1 = a family rule (a class recognised by its vocabulary); 0 = a
   // fallback (catch-all) rule. A weaker incident is dropped when a stronger
   // one covers the same deployment and time: a re-raise never makes a second
-  // incident, a catch-all never shadows a real fingerprint.
+  // incident, a family or the catch-all never shadows a real fingerprint.
+  static constexpr int kStrongest = 3;
   static int Strength(const OpenIncident& inc) {
     if (inc.rule->fallback) return 0;
-    return inc.workers.empty() ? 1 : 2;
+    if (inc.rule->family) return 1;
+    return inc.workers.empty() ? 2 : kStrongest;
   }
 
   bool Suppressed(const OpenIncident& inc) const {
     int strength = Strength(inc);
-    if (strength == 2) return false;
+    if (strength == kStrongest) return false;
     for (const auto& other : open) {
       if (other.get() == &inc || other->deployment != inc.deployment) continue;
       if (Strength(*other) <= strength) continue;

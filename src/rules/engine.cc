@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "fingerprintd/rules.h"
+#include "parse/message_reading.h"
 
 namespace fingerprintd::rules {
 namespace {
@@ -51,6 +52,8 @@ struct Pending {
   // traceback's exception line holds only the first piece, so the clause's
   // message may be found in the rejoined text instead.
   bool rejoined = false;
+  // Given by HitLastException: the input ended in this exception.
+  bool at_end_of_input = false;
 };
 
 struct Stream {
@@ -74,9 +77,11 @@ struct Stream {
   }
 };
 
+// An exception line counts as ERROR, unless its logger said WARNING: a
+// traceback logged as a warning is one the process survived.
 Level EffectiveLevel(const LogRecord& record) {
   Level level = record.level == Level::kUnknown ? Level::kInfo : record.level;
-  if (record.kind == LineKind::kException && level < Level::kError) level = Level::kError;
+  if (record.kind == LineKind::kException && level < Level::kWarning) level = Level::kError;
   return level;
 }
 
@@ -115,11 +120,19 @@ bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block,
 bool Vetoed(const Rule& rule, const ExceptionBlock& block) {
   for (const Veto& veto : rule.unless) {
     if (veto.message && RE2::PartialMatch(block.message, *veto.message)) return true;
+    if (veto.exception && RE2::PartialMatch(block.type, *veto.exception)) return true;
     if (veto.frame) {
       for (const Frame& frame : block.frames) {
         if (MatchesFrame(*veto.frame, frame)) return true;
       }
     }
+  }
+  return false;
+}
+
+bool VetoedMessage(const Rule& rule, std::string_view text) {
+  for (const Veto& veto : rule.unless) {
+    if (veto.message && RE2::PartialMatch(text, *veto.message)) return true;
   }
   return false;
 }
@@ -152,7 +165,32 @@ struct RuleEngine::Impl {
   std::vector<int> atoms, matches, joined;  // scratch, reused per line
   std::vector<int> applied;                 // pattern ids ApplyMatches accepted (level passed)
   std::string capture;                      // scratch
-  bool unfiltered = false;                  // patterns without atoms: run on every line
+  // While OnTraceback decides its pending symptoms: their hits, held back
+  // until every rule has been checked against that traceback.
+  struct Decided {
+    RuleHit hit;
+    bool frames_cut = false;
+  };
+  std::vector<Decided>* deciding = nullptr;
+  // End of input (Finish) reads the input's last words as its failure when
+  // nothing healthy followed them (a paste, or a log that ends in a crash):
+  //  * the unleveled lines after the source's last headered line, whose
+  //    patterns a stage's level filtered out, are matched again as ERROR;
+  //  * the last exception is given to the `last_exception` rules.
+  struct TailLine {
+    const WorkerInfo* worker = nullptr;
+    LogRecord record;  // views cleared; `text` holds the message
+    std::string text;
+    std::vector<int> ids;  // patterns the line's level kept out
+  };
+  static constexpr size_t kTailLines = 8;
+  std::vector<TailLine> tail;
+  struct LastException {
+    const WorkerInfo* worker = nullptr;
+    Traceback tb;
+  };
+  std::optional<LastException> last_exception;
+  bool unfiltered = false;  // patterns without atoms: run on every line
   // No dated stage match expires before the floor passes this (the earliest
   // time_us + maxspan + kStageClockSkewUs): until then a tick has nothing to
   // forget, and the matches, kept for a day, are not visited on every tick.
@@ -165,7 +203,9 @@ struct RuleEngine::Impl {
     uint64_t line = 0, offset = 0;
     Level level = Level::kUnknown;
     LineKind kind = LineKind::kMessage;
-    std::vector<int> matched;  // pattern ids the pieces matched alone
+    std::vector<int> matched;     // pattern ids the pieces matched alone
+    size_t last_piece_bytes = 0;  // the last piece's physical line
+    bool cut = false;             // the last piece looked cut off
   } carry;
 
   Impl(std::shared_ptr<const RuleSet> r, uint32_t id, PipelineEvents& e, HitSink& s, Options o)
@@ -175,13 +215,16 @@ struct RuleEngine::Impl {
   }
 
   bool SkipQuietRecord(const WorkerInfo& worker) {
-    if (unfiltered || worker.id >= streams.size()) return false;
+    // After an exception, the next INFO line decides whether it was the
+    // input's last word (NoteHealthy): that one is read.
+    if (unfiltered || last_exception || worker.id >= streams.size()) return false;
     const Stream& stream = streams[worker.id];
     if (!stream.seen || stream.rank != worker.rank || !stream.pending.empty() ||
         workers[worker.id] != &worker) {
       return false;
     }
     carry.text.clear();  // Rejoin(): a headered record continues no carried line
+    tail.clear();        // the input's last words come after a headered record
     return true;
   }
 
@@ -248,6 +291,7 @@ struct RuleEngine::Impl {
   void OnRecord(const LogRecord& record) {
     Stream* stream = StreamFor(record.worker);
     if (stream == nullptr) return;
+    if (last_exception) NoteHealthy(record);
     // A logged message of the stream (it has a level) means no traceback is
     // coming for a symptom seen on an earlier message line. Raw unleveled
     // output (C++/NCCL prints interleaved by the same process) does not.
@@ -270,27 +314,102 @@ struct RuleEngine::Impl {
     applied.clear();
     if (!matches.empty()) ApplyMatches(*stream, record, record.message, level, matches, false);
     Rejoin(record, level);
+    if (record.headered) {
+      tail.clear();
+    } else if (record.level == Level::kUnknown && matches.size() > applied.size()) {
+      KeepTailLine(record);
+    }
+  }
+
+  // A healthy line after the last exception: a headered record at INFO or
+  // below that is not a process shutting down.
+  void NoteHealthy(const LogRecord& record) {
+    if (!last_exception || !record.headered || record.level == Level::kUnknown ||
+        record.level > Level::kInfo || record.line_number <= last_exception->tb.last_line) {
+      return;
+    }
+    static const RE2 kShutdown(
+        R"((?i)shut\s*down|shutting|terminat|exit|stopp|killed|died|dead|abort|clean\s*up|)"
+        R"(sigquit|sigterm|signal|finished server process|waiting for)");
+    if (RE2::PartialMatch(record.message, kShutdown)) return;
+    last_exception.reset();
+  }
+
+  void KeepTailLine(const LogRecord& record) {
+    if (record.kind != LineKind::kMessage && record.kind != LineKind::kException) return;
+    TailLine line;
+    for (int id : matches) {
+      if (rules->Ref(id).kind == RuleSet::PatternRef::kFact) continue;
+      if (std::find(applied.begin(), applied.end(), id) == applied.end()) line.ids.push_back(id);
+    }
+    if (line.ids.empty()) return;
+    if (tail.size() == kTailLines) tail.erase(tail.begin());
+    line.worker = record.worker;
+    line.record = record;
+    line.record.message = {};
+    line.record.raw = {};
+    line.record.location = {};
+    line.text.assign(record.message);
+    tail.push_back(std::move(line));
+  }
+
+  void PromoteTail() {
+    std::vector<TailLine> lines = std::move(tail);
+    tail.clear();
+    for (TailLine& line : lines) {
+      Stream* stream = StreamFor(line.worker);
+      if (stream == nullptr) continue;
+      line.record.message = line.text;
+      applied.clear();
+      ApplyMatches(*stream, line.record, line.text, Level::kError, line.ids, false);
+    }
+  }
+
+  // The input's last exception, when nothing healthy followed it, is a
+  // failure: the `last_exception` rules (the catch-all) hit it, partial,
+  // unless a veto of theirs fires. A stronger incident of the deployment
+  // still wins in the correlator.
+  void HitLastException() {
+    if (!last_exception) return;
+    LastException last = std::move(*last_exception);
+    last_exception.reset();
+    const ExceptionBlock* root = last.tb.RootCause();
+    Stream* stream = StreamFor(last.worker);
+    if (root == nullptr || stream == nullptr) return;
+    for (uint32_t r = 0; r < rules->rules().size(); ++r) {
+      const Rule& rule = rules->rules()[r];
+      if (!rule.last_exception || Vetoed(rule, *root)) continue;
+      Pending p;
+      p.rule = r;
+      p.symptom.line = last.tb.last_line;
+      p.symptom.offset = last.tb.first_offset;
+      p.symptom.time_us = last.tb.last_time_us;
+      p.symptom.text = root->message.empty() ? root->type : root->type + ": " + root->message;
+      p.on_exception_line = true;
+      p.at_end_of_input = true;
+      Resolve(*stream, last.worker, p, &last.tb);
+    }
   }
 
   // A message hard-wrapped over up to three physical lines (a terminal, a
   // Markdown list, a blog's code block) is matched once more as one text:
-  // the previous line looked cut off and this one is bare (no prefix, no
-  // header, not indented). Only patterns that neither piece matched alone
-  // count, attributed to the first piece's stream and line. Lines at INFO
-  // and below are never carried: wrapped failures are errors or bare pastes,
-  // and the hot path stays one branch per ordinary line.
+  // the previous piece looked cut off or this line cannot start a record
+  // (parse/message_reading.h), and this one is bare (no prefix, no header,
+  // not indented). Only patterns that neither piece matched alone count,
+  // attributed to the first piece's stream and line. Lines at INFO and below
+  // are never carried: wrapped failures are errors or bare pastes, and the
+  // hot path stays one branch per ordinary line.
   void Rejoin(const LogRecord& record, Level level) {
     const bool bare = !record.headered && record.worker != nullptr && record.worker->name.empty() &&
                       record.message[0] != ' ' && record.message[0] != '\t';
     const bool continues =
         !carry.text.empty() && bare && carry.lines < 3 &&
-        (record.kind == LineKind::kMessage || record.kind == LineKind::kException);
+        (record.kind == LineKind::kMessage || record.kind == LineKind::kException) &&
+        (carry.cut || parse::CannotStartRecord(record.message));
     if (continues) {
-      const char last = carry.text.back();
-      if (!(carry.text.size() >= 79 && last != ' ' && last != ',' && last != ':' && last != '(')) {
-        carry.text += ' ';
-      }
-      carry.text.append(record.message);
+      parse::AppendWrapped(&carry.text, carry.last_piece_bytes, record.message);
+      carry.last_piece_bytes = record.raw.size();
+      carry.cut = LooksCutOff(record);
       ++carry.lines;
       carry.matched.insert(carry.matched.end(), applied.begin(), applied.end());
       rules->Match(carry.text, &atoms, &joined);
@@ -309,15 +428,17 @@ struct RuleEngine::Impl {
           carry.matched.insert(carry.matched.end(), applied.begin(), applied.end());
         }
       }
-      if (LooksCutOff(record)) return;
-      carry.text.clear();
       return;
     }
     carry.text.clear();
     if (record.level != Level::kUnknown && record.level < Level::kWarning) return;
     if (record.kind != LineKind::kMessage && record.kind != LineKind::kException) return;
-    if (!LooksCutOff(record)) return;
+    // An exception line may go on with a location that cannot start a record.
+    const bool cut = LooksCutOff(record);
+    if (!cut && record.kind != LineKind::kException) return;
     carry.text.assign(record.message);
+    carry.last_piece_bytes = record.raw.size();
+    carry.cut = cut;
     carry.lines = 1;
     carry.worker = record.worker;
     carry.line = record.line_number;
@@ -327,12 +448,10 @@ struct RuleEngine::Impl {
     carry.matched = applied;
   }
 
-  // A line a wrap may have cut: terminal width reached, or it ends where a
-  // message cannot (`,`, `:`, `(`).
+  // A line a wrap may have cut: terminal width reached (the physical line's),
+  // or its message ends where a message cannot.
   static bool LooksCutOff(const LogRecord& record) {
-    if (record.raw.size() >= 79) return true;
-    const char last = record.message.back();
-    return last == ',' || last == ':' || last == '(';
+    return record.raw.size() >= parse::kNarrowestTerminal || parse::LooksCutOff(record.message);
   }
 
   void ApplyMatches(Stream& stream, const LogRecord& record, std::string_view text, Level level,
@@ -416,14 +535,37 @@ struct RuleEngine::Impl {
   void OnTraceback(const Traceback& tb) {
     Stream* stream = StreamFor(tb.worker);
     if (stream == nullptr) return;
-    if (const ExceptionBlock* root = tb.RootCause(); root != nullptr && !root->type.empty()) {
+    const ExceptionBlock* root = tb.RootCause();
+    const bool has_root = root != nullptr && !root->type.empty();
+    if (has_root) {
       stream->last_root = *root;
       stream->last_root_line = tb.last_line;
     }
-    if (stream->pending.empty()) return;
+    // The input's last exception so far; a rule that hits it explains it. A
+    // traceback cut before its exception line leaves the last one in place.
+    if (has_root) last_exception.reset();
+    if (stream->pending.empty()) {
+      if (has_root) last_exception = LastException{tb.worker, tb};
+      return;
+    }
     std::vector<Pending> pending = std::move(stream->pending);
     stream->pending.clear();
+    std::vector<Decided> decided;
+    deciding = &decided;
     for (const Pending& p : pending) Resolve(*stream, tb.worker, p, &tb);
+    deciding = nullptr;
+    // The frames are the stronger evidence: a rule whose clause matched this
+    // traceback whole outranks one that matched only its exception line.
+    const bool whole = std::any_of(decided.begin(), decided.end(), [](const Decided& d) {
+      return !d.frames_cut && d.hit.rule->traceback && !d.hit.rule->family;
+    });
+    bool explained = false;
+    for (Decided& d : decided) {
+      if (whole && d.frames_cut) continue;
+      explained = true;
+      sink.OnHit(std::move(d.hit));
+    }
+    if (has_root && !explained) last_exception = LastException{tb.worker, tb};
   }
 
   // Live input has no end: a symptom seen on a message line is decided
@@ -477,6 +619,8 @@ struct RuleEngine::Impl {
   // symptoms are decided now, and nothing of it is kept.
   void Forget(const WorkerInfo& worker) {
     if (carry.worker == &worker) carry.text.clear();
+    std::erase_if(tail, [&](const TailLine& line) { return line.worker == &worker; });
+    if (last_exception && last_exception->worker == &worker) last_exception.reset();
     if (worker.id >= streams.size()) return;
     Stream& stream = streams[worker.id];
     std::vector<Pending> pending = std::move(stream.pending);
@@ -488,6 +632,8 @@ struct RuleEngine::Impl {
   }
 
   void Finish() {
+    PromoteTail();
+    HitLastException();
     for (size_t i : StreamsByPendingLine()) {
       std::vector<Pending> pending = std::move(streams[i].pending);
       streams[i].pending.clear();
@@ -523,15 +669,11 @@ struct RuleEngine::Impl {
         pending.rejoined ? std::string_view(pending.symptom.text) : std::string_view();
     const ExceptionBlock* block = nullptr;
     bool has_frames = tb != nullptr && tb->FrameCount() > 0;
+    bool frames_cut = false;  // the clause's exception, but not its frames in order
     if (has_frames) {
       if (rule.traceback) {
-        for (const ExceptionBlock& b : tb->blocks) {
-          if (MatchesClause(*rule.traceback, b, rejoined)) {
-            block = &b;
-            break;
-          }
-        }
-        if (block == nullptr) return;  // same text, different path: a sibling's business
+        block = ClauseBlock(rule, *tb, rejoined, &frames_cut);
+        if (block == nullptr) return;  // another exception, a veto, or a phase sibling's frames
       } else {
         block = tb->RootCause();
       }
@@ -550,16 +692,21 @@ struct RuleEngine::Impl {
       }
     }
 
+    // No exception block to veto: an `unless` message veto reads the symptom's own text
+    // ("... not supported on sm_120; falling back to Triton").
+    if (block == nullptr && VetoedMessage(rule, pending.symptom.text)) return;
     RuleState& state = stream.StateFor(pending.rule, rule.stages.size());
     std::vector<std::pair<size_t, const StageMatch*>> matched;
     bool required_ok = RequiredStagesMatched(rule, state, pending.symptom, &matched);
-    bool context_ok = rule.traceback ? has_frames : true;
+    bool context_ok = rule.traceback ? has_frames && !frames_cut : true;
 
     RuleHit hit;
     hit.rule = &rule;
     hit.source_id = source_id;
     if (worker != nullptr) hit.worker = *worker;
-    hit.confidence = required_ok && context_ok ? Confidence::kConfirmed : Confidence::kPartial;
+    hit.confidence = required_ok && context_ok && !rule.family && !pending.at_end_of_input
+                         ? Confidence::kConfirmed
+                         : Confidence::kPartial;
     hit.time_us = pending.symptom.time_us;
     hit.first_time_us = pending.symptom.time_us;
     for (const auto& [s, m] : matched) {
@@ -581,7 +728,35 @@ struct RuleEngine::Impl {
       }
     }
     if (tb != nullptr) FindRayOrigin(*tb, &hit);
-    sink.OnHit(std::move(hit));
+    if (deciding != nullptr) {
+      deciding->push_back(Decided{std::move(hit), frames_cut});
+    } else {
+      sink.OnHit(std::move(hit));
+    }
+  }
+
+  // The block of `tb` the rule's clause names: the first whose exception and
+  // frames match; else (the top of the traceback cut off, so frames may be
+  // missing) the first headerless block whose exception matches and that no
+  // veto contradicts, with *frames_cut set; else none. A clause with `require_frames` (a phase
+  // sibling, whose frames are its finding) takes only the first kind.
+  static const ExceptionBlock* ClauseBlock(const Rule& rule, const Traceback& tb,
+                                           std::string_view rejoined, bool* frames_cut) {
+    const TracebackClause& clause = *rule.traceback;
+    for (const ExceptionBlock& b : tb.blocks) {
+      if (MatchesClause(clause, b, rejoined)) return &b;
+    }
+    if (clause.require_frames) return nullptr;
+    // Python prints every frame between "Traceback (most recent call last):"
+    // and the exception: only a block without that header can have lost
+    // frames; a whole block with other frames is another path.
+    for (const ExceptionBlock& b : tb.blocks) {
+      if (!b.has_header && MatchesExceptionLine(clause, b, rejoined) && !Vetoed(rule, b)) {
+        *frames_cut = true;
+        return &b;
+      }
+    }
+    return nullptr;
   }
 
   // "ray::RayWorkerWrapper.execute_method() (pid=2346, ip=10.10.10.1, actor_id=...)"

@@ -321,7 +321,9 @@ Status ParseStages(const Context& ctx, const YAML::Node& rule_node, Rule* rule) 
 
 Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
   if (!node.IsDefined() || node.IsNull()) return OkStatus();
-  if (Status s = CheckKeys(ctx, node, "traceback", {"exception", "message", "frames"}); !s.ok())
+  if (Status s =
+          CheckKeys(ctx, node, "traceback", {"exception", "message", "frames", "require_frames"});
+      !s.ok())
     return s;
   TracebackClause clause;
   std::string exception, message;
@@ -347,6 +349,11 @@ Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
       clause.frames.push_back(std::move(fp));
     }
   }
+  if (Status s = GetBool(ctx, node, "require_frames", &clause.require_frames); !s.ok()) return s;
+  if (clause.require_frames && clause.frames.empty()) {
+    return ctx.Error(node["require_frames"], "traceback.require_frames",
+                     "needs a non-empty traceback.frames");
+  }
   rule->traceback = std::move(clause);
   return OkStatus();
 }
@@ -357,7 +364,8 @@ Status ParseUnless(const Context& ctx, const YAML::Node& node, Rule* rule) {
   for (size_t i = 0; i < node.size(); ++i) {
     std::string where = "unless[" + std::to_string(i) + "]";
     const YAML::Node& item = node[i];
-    if (Status s = CheckKeys(ctx, item, where, {"frame", "message"}); !s.ok()) return s;
+    if (Status s = CheckKeys(ctx, item, where, {"frame", "message", "exception"}); !s.ok())
+      return s;
     Veto veto;
     if (item["frame"].IsDefined()) {
       FramePattern fp;
@@ -371,7 +379,15 @@ Status ParseUnless(const Context& ctx, const YAML::Node& node, Rule* rule) {
             CompilePattern(ctx, item["message"], where + ".message", message, true, &veto.message);
         !s.ok())
       return s;
-    if (!veto.frame && !veto.message) return ctx.Error(item, where, "needs frame or message");
+    std::string exception;
+    if (Status s = GetString(ctx, item, "exception", false, &exception); !s.ok()) return s;
+    if (Status s = CompilePattern(ctx, item["exception"], where + ".exception", exception, true,
+                                  &veto.exception);
+        !s.ok())
+      return s;
+    if (!veto.frame && !veto.message && !veto.exception) {
+      return ctx.Error(item, where, "needs frame, message or exception");
+    }
     rule->unless.push_back(std::move(veto));
   }
   return OkStatus();
@@ -419,10 +435,10 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
 Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   Context ctx = file_ctx;
   if (root.IsMap() && root["id"].IsScalar()) ctx.set_rule(root["id"].as<std::string>());
-  if (Status s = CheckKeys(
-          ctx, root, "",
-          {"id", "title", "class", "severity", "library", "phase", "maxspan", "window", "fallback",
-           "sequence", "traceback", "unless", "facts", "explanation", "remediation", "tests"});
+  if (Status s = CheckKeys(ctx, root, "",
+                           {"id", "title", "class", "severity", "library", "phase", "maxspan",
+                            "window", "fallback", "family", "last_exception", "sequence",
+                            "traceback", "unless", "facts", "explanation", "remediation", "tests"});
       !s.ok())
     return s;
   if (Status s = GetString(ctx, root, "id", true, &rule->id); !s.ok()) return s;
@@ -451,6 +467,14 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   if (Status s = GetDuration(ctx, root, "maxspan", &rule->maxspan_us); !s.ok()) return s;
   if (Status s = GetDuration(ctx, root, "window", &rule->window_us); !s.ok()) return s;
   if (Status s = GetBool(ctx, root, "fallback", &rule->fallback); !s.ok()) return s;
+  if (Status s = GetBool(ctx, root, "family", &rule->family); !s.ok()) return s;
+  if (Status s = GetBool(ctx, root, "last_exception", &rule->last_exception); !s.ok()) return s;
+  if (rule->last_exception && !rule->fallback) {
+    return ctx.Error(root["last_exception"], "last_exception", "only a fallback rule may have it");
+  }
+  if (rule->family && rule->fallback) {
+    return ctx.Error(root["family"], "family", "a rule is a family rule or a fallback, not both");
+  }
   if (Status s = ParseStages(ctx, root, rule); !s.ok()) return s;
   if (Status s = ParseTraceback(ctx, root["traceback"], rule); !s.ok()) return s;
   if (Status s = ParseUnless(ctx, root["unless"], rule); !s.ok()) return s;

@@ -63,6 +63,13 @@ const std::vector<GoldenCase>& Cases() {
       {"wild/bare_paste_kv_cache.log", {"kv-cache-too-small"}},
       {"wild/sglang_tvm_unknown_sf.log", {kTarget}},
       {"wild/trtllm_rank_kv_cache.log", {"cuda-out-of-memory", "kv-cache-too-small"}},
+      // Read as a person reads, and partial evidence (rules/README.md "Confidence").
+      {"wild/trimmed_traceback_unknown_sf.log", {kTarget}},
+      {"wild/split_three_lines_unknown_sf.log", {kTarget}},
+      {"wild/repr_tuple_min_capability.log", {"gpu-below-min-capability"}},
+      {"wild/json_record_cuda_oom.log", {"cuda-out-of-memory"}},
+      {"wild/paste_ends_in_unknown_exception.log", {"unclassified-startup-failure"}},
+      {"wild/paste_ends_in_keyboard_interrupt.log", {}},
       {"wild/uncaught_unknown_engine_core.log", {"unclassified-startup-failure"}},
       {"wild/host_logger_no_kernel_image.log", {"cuda-no-kernel-image"}},
       {"wild/healthy_pasted_warnings.log", {}},

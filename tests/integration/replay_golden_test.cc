@@ -134,6 +134,47 @@ TEST(ReplayGoldenTest, OneLinePasteIsRecognisedAsPartial) {
   }
 }
 
+TEST(ReplayGoldenTest, ATracebackTrimmedAboveItsPhaseFrameIsStillTheTargetAsPartial) {
+  ReplayResult r = ReplayPaths({Golden("wild/trimmed_traceback_unknown_sf.log")});
+  ASSERT_EQ(r.incidents.size(), 1u) << r.jsonl;
+  EXPECT_EQ(r.incidents[0].rule->id, kTarget);
+  EXPECT_EQ(rules::ConfidenceName(r.incidents[0].confidence), "partial");
+}
+
+TEST(ReplayGoldenTest, AnAssertionSplitOverThreeLinesIsTheTarget) {
+  ReplayResult r = ReplayPaths({Golden("wild/split_three_lines_unknown_sf.log")});
+  ASSERT_EQ(r.incidents.size(), 1u) << r.jsonl;
+  EXPECT_EQ(r.incidents[0].rule->id, kTarget);
+  EXPECT_THAT(r.incidents[0].exception, HasSubstr("Unknown SF transformation"));
+}
+
+TEST(ReplayGoldenTest, AReprTupleMinimumCapabilityIsHardwareSupportWithTheCapability) {
+  ReplayResult r = ReplayPaths({Golden("wild/repr_tuple_min_capability.log")});
+  ASSERT_EQ(r.incidents.size(), 1u) << r.jsonl;
+  EXPECT_EQ(r.incidents[0].rule->rule_class, "hardware_support");
+  EXPECT_EQ(r.incidents[0].facts["compute_capability"], "8.6") << r.jsonl;
+}
+
+TEST(ReplayGoldenTest, AJsonRecordWithAnEscapedTracebackIsReadAsItsLines) {
+  ReplayResult r = ReplayPaths({Golden("wild/json_record_cuda_oom.log")});
+  ASSERT_EQ(r.incidents.size(), 1u) << r.jsonl;
+  EXPECT_EQ(r.incidents[0].rule->id, "cuda-out-of-memory");
+  EXPECT_THAT(r.incidents[0].exception, HasSubstr("torch.OutOfMemoryError: CUDA out of memory"));
+}
+
+TEST(ReplayGoldenTest, APasteEndingInAnUnknownExceptionIsNeverSilent) {
+  ReplayResult r = ReplayPaths({Golden("wild/paste_ends_in_unknown_exception.log")});
+  ASSERT_EQ(r.incidents.size(), 1u) << r.jsonl;
+  EXPECT_EQ(r.incidents[0].rule->rule_class, "unknown");
+  EXPECT_EQ(rules::ConfidenceName(r.incidents[0].confidence), "partial");
+  EXPECT_THAT(r.incidents[0].exception, HasSubstr("JSONDecodeError: Expecting value"));
+}
+
+TEST(ReplayGoldenTest, AnOperatorsCtrlCAtTheEndIsNoFailure) {
+  ReplayResult r = ReplayPaths({Golden("wild/paste_ends_in_keyboard_interrupt.log")});
+  EXPECT_TRUE(r.incidents.empty()) << r.jsonl;
+}
+
 TEST(ReplayGoldenTest, KubernetesCriAndDockerEnvelopesGiveTheSameIncident) {
   ReplayResult cri = ReplayPaths({Golden("cri")});
   ASSERT_EQ(cri.incidents.size(), 1u) << cri.jsonl;

@@ -94,11 +94,15 @@ class RuleEngineTest : public ::testing::Test {
     engine_.OnRecord(r);
   }
 
+  // `whole`: printed from its "Traceback (most recent call last):" header on;
+  // otherwise a paste that starts at a frame (its top may be cut off).
   void Traceback(std::vector<std::pair<std::string, std::string>> frames,
-                 const std::string& message, int64_t t, const std::string& type = "RuntimeError") {
+                 const std::string& message, int64_t t, const std::string& type = "RuntimeError",
+                 bool whole = true) {
     fingerprintd::Traceback tb;
     tb.worker = &worker_;
     ExceptionBlock block;
+    block.has_header = whole;
     for (auto& [file, function] : frames) block.frames.push_back(Frame{file, 1, function, ""});
     block.type = type;
     block.message = message;
@@ -172,6 +176,23 @@ TEST_F(RuleEngineTest, SameAssertionOnAnotherCodePathIsNotAHit) {
   Traceback({{"/x/vllm/v1/worker/gpu_model_runner.py", "_dummy_run"},
              {"/x/vllm/utils/deep_gemm.py", "fp8_gemm_nt"}},
             kSymptom, kT0);
+  engine_.Finish();
+  EXPECT_THAT(hits_.hits, IsEmpty());
+}
+
+TEST_F(RuleEngineTest, ATracebackCutAboveItsPhaseFrameIsAPartialHit) {
+  Traceback({{"/x/sglang/srt/models/deepseek_v4.py", "_setup_fp8_wo_a_scales"},
+             {"/x/deep_gemm/__init__.py", "transform_sf_into_required_layout"}},
+            kSymptom, kT0, "RuntimeError", /*whole=*/false);
+  engine_.Finish();
+  ASSERT_EQ(hits_.hits.size(), 1u);
+  EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
+}
+
+TEST_F(RuleEngineTest, ACutTracebackWithAVetoFrameIsStillNotAHit) {
+  Traceback({{"/x/vllm/v1/worker/gpu_model_runner.py", "profile_run"},
+             {"/x/vllm/utils/deep_gemm.py", "transform_sf_into_required_layout"}},
+            kSymptom, kT0, "RuntimeError", /*whole=*/false);
   engine_.Finish();
   EXPECT_THAT(hits_.hits, IsEmpty());
 }

@@ -89,7 +89,10 @@ TEST(RuleLoaderBoundsTest, EveryPatternOfTheEmbeddedPackFitsWellUnderTheCaps) {
   }
   std::printf("largest stage program of the pack: %d instructions (cap %d)\n", largest,
               kRe2MaxProgramSize);
-  EXPECT_LT(largest * 10, kRe2MaxProgramSize);
+  // The largest are the family rules' "a token near a refusal", whose bounded
+  // gaps ([^\n]{0,60}) cost a few hundred instructions; a fifth of the cap
+  // leaves a user's pack room.
+  EXPECT_LT(largest * 5, kRe2MaxProgramSize);
 }
 
 }  // namespace

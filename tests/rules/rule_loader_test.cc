@@ -130,6 +130,39 @@ TEST(RuleLoaderTest, UnknownFactIsRejected) {
               HasSubstr("facts: unknown fact 'colour'"));
 }
 
+TEST(RuleLoaderTest, ARuleIsAFamilyOrAFallbackNotBoth) {
+  std::string text = ValidRule();
+  text.replace(text.find("sequence:"), 9, "family: true\nfallback: true\nsequence:");
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+              HasSubstr("family: a rule is a family rule or a fallback, not both"));
+}
+
+TEST(RuleLoaderTest, FamilyAndLastExceptionKeysLoad) {
+  std::string family = ValidRule();
+  family.replace(family.find("sequence:"), 9, "family: true\nsequence:");
+  auto loaded = LoadRuleTexts({{"rules/facts.yaml", kFacts}, {"rules/good-rule.yaml", family}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE((*loaded)->rules()[0].family);
+
+  std::string catch_all = ValidRule();
+  catch_all.replace(catch_all.find("sequence:"), 9, "last_exception: true\nsequence:");
+  EXPECT_THAT(Load("rules/good-rule.yaml", catch_all).message(),
+              HasSubstr("last_exception: only a fallback rule may have it"));
+}
+
+TEST(RuleLoaderTest, RequireFramesNeedsFramesAndAnExceptionVetoIsARegex) {
+  std::string text = ValidRule();
+  text.replace(text.find("facts: [model]"), 14,
+               "traceback:\n  exception: '^RuntimeError$'\n  require_frames: true\nfacts: [model]");
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+              HasSubstr("traceback.require_frames: needs a non-empty traceback.frames"));
+
+  std::string veto = ValidRule();
+  veto.replace(veto.find("facts: [model]"), 14,
+               "unless:\n  - exception: '(unclosed'\nfacts: [model]");
+  EXPECT_THAT(Load("rules/good-rule.yaml", veto).message(), HasSubstr("unless[0].exception"));
+}
+
 TEST(RuleLoaderTest, OneBadFileRejectsTheWholePack) {
   auto result = LoadRuleTexts({{"rules/facts.yaml", kFacts},
                                {"rules/good-rule.yaml", ValidRule()},

@@ -122,6 +122,47 @@ def files():
         "Loading safetensors checkpoint shards: 100%|##########| 4/4 [00:03<00:00,  1.33it/s]",
         "> INFO 12-02 09:11:20 [api_server.py:1850] Starting vLLM API server 0 on http://0.0.0.0:8000",
     ]
+    # Reading as a person reads (parse/message_reading.h) and partial evidence.
+    # The target pasted from the middle of its traceback: no header, the outer frames
+    # (post_load_weights) cut off. Missing evidence: the target, partial.
+    f["trimmed_traceback_unknown_sf.log"] = [
+        'File "/srv/sglang/python/sglang/srt/models/deepseek_v3.py", line 2210, in _requant_fp8_block_scales',
+        "    layer.weight_scale_inv.data = transform_sf_into_required_layout(",
+        f'File "{DL}/deep_gemm/__init__.py", line 239, in transform_sf_into_required_layout',
+        "    return _C.transform_sf_into_required_layout(sf, mn, k, recipe, ...)",
+        "tvm.error.InternalError: Assertion error (/deepgemm/csrc/apis/layout.hpp:61): Unknown SF transformation",
+    ]
+    # The assertion split where no terminal splits it: the type alone, the location, the text.
+    f["split_three_lines_unknown_sf.log"] = [
+        "RuntimeError: Assertion error",
+        "(/opt/build/.deps/deepgemm-src/csrc/apis/layout.hpp:61):",
+        "Unknown SF transformation",
+    ]
+    # An exception built with several strings prints as Python's repr of a tuple.
+    f["repr_tuple_min_capability.log"] = [
+        "RuntimeError: ('The quantization method fp8 is not supported for ', 'the current GPU. Min capability: 89. ', 'Current capability: 86.')",
+    ]
+    # A structured logger's one-line JSON record holding a traceback with escaped newlines.
+    f["json_record_cuda_oom.log"] = [
+        '{"time": "2026-07-14T06:12:09Z", "level": "error", "msg": "Traceback (most recent call last):\\n  File \\"/srv/app/engine.py\\", line 88, in warm_up\\n    runner.profile_run()\\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 44.53 GiB of which 1.02 GiB is free.\\n"}',
+    ]
+    # A paste that ends in an exception no rule knows: never silent, the catch-all, partial.
+    f["paste_ends_in_unknown_exception.log"] = [
+        "INFO 11-20 08:00:01 [api_server.py:1520] vLLM API server version 0.12.0",
+        "Traceback (most recent call last):",
+        '  File "/srv/app/launch.py", line 41, in build_tokenizer',
+        "    vocab = json.load(fh)",
+        "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+    ]
+    # An operator's Ctrl-C at the end of a log: a stop, not a failure.
+    f["paste_ends_in_keyboard_interrupt.log"] = [
+        "INFO 11-20 08:00:01 [api_server.py:1520] vLLM API server version 0.12.0",
+        "INFO 11-20 08:03:10 [launcher.py:44] Route: /v1/chat/completions, Methods: POST",
+        "^CTraceback (most recent call last):",
+        '  File "/srv/venv/bin/vllm", line 8, in <module>',
+        "    sys.exit(main())",
+        "KeyboardInterrupt",
+    ]
     return f
 
 

@@ -30,6 +30,11 @@ class LiveSource {
   // What a restart needs to resume this source (nothing for a socket).
   virtual void AppendCheckpoint(const Pipeline& pipeline,
                                 std::vector<source::SourceCheckpoint>* out) const = 0;
+  // Before a checkpoint is taken to be committed, and after it was: a file
+  // source with release_read_bytes decides what it may release, then
+  // releases it (daemon/file_source.h).
+  virtual void PrepareCheckpoint(const Pipeline& /*pipeline*/) {}
+  virtual void CheckpointCommitted() {}
   // "file", "tcp", ...: the type label of fingerprintd_sources_open.
   virtual std::string_view Type() const = 0;
   // Streams being read now (files open, connections' streams).

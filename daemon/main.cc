@@ -9,10 +9,10 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <iostream>
 #include <map>
 
+#include "clock.h"
 #include "commands.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/parse.h"
@@ -30,18 +30,8 @@ constexpr int kExitOk = 0;
 constexpr int kExitFound = 1;
 constexpr int kExitError = 2;  // bad arguments or rules, unreadable input, failed output
 
-int CurrentYear() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  return tm.tm_year + 1900;
-}
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using fingerprintd::daemon::CurrentYear;
+using fingerprintd::daemon::WallNowMicros;
 
 // Flushes stdout and says whether everything written reached it: a full disk
 // or a closed pipe must not look like success.
@@ -216,7 +206,7 @@ int RunReplay(const ReplayArgs& args) {
   options.paths = args.paths;
   options.deployment_from = args.deployment_from;
   options.parser.current_year = CurrentYear();
-  options.parser.now_us = NowMicros();
+  options.parser.now_us = WallNowMicros();
   if (!ParseCount("--max-line-bytes", args.max_line_bytes, 1, size_t{1} << 30,
                   &options.parser.max_line_bytes) ||
       !ParseCount("--threads", args.threads, 1, 256, &options.threads) ||
@@ -387,7 +377,7 @@ int RunParse(const std::string& path) {
     PrintingSink sink;
     fp::parse::ParserOptions parser_options;
     parser_options.current_year = CurrentYear();
-    parser_options.now_us = NowMicros();
+    parser_options.now_us = WallNowMicros();
     if (!source.pieces.empty() && source.pieces.back() != "-") {
       parser_options.mtime_us = fp::source::FileMtimeMicros(source.pieces.back());
     }

@@ -23,7 +23,6 @@
 // `--audit FILE` (hidden, for bench/soak.sh): every line read is recorded in
 // an AuditLog (audit.h) and written to FILE with the checkpoint that commits
 // it, so a soak that SIGKILLs the daemon can count lines lost and doubled.
-#include <re2/re2.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -32,7 +31,6 @@
 #include <boost/asio.hpp>
 #include <chrono>
 #include <csignal>
-#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -42,8 +40,10 @@
 #include <optional>
 
 #include "audit.h"
+#include "clock.h"
 #include "commands.h"
 #include "config/config.h"
+#include "file_source.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/rules.h"
@@ -57,8 +57,6 @@
 #include "sink/metrics.h"
 #include "socket_source.h"
 #include "source/checkpoint_store.h"
-#include "source/glob.h"
-#include "source/inotify_watcher.h"
 #include "source/tailer.h"
 
 namespace fingerprintd::daemon {
@@ -83,19 +81,6 @@ constexpr int kExitUsage = 2;
 constexpr auto kAdvanceEvery = milliseconds(30);
 constexpr int64_t kBusyForUs = 10'000'000;
 constexpr auto kQuietAdvanceEvery = milliseconds(2000);
-
-int64_t WallNowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-int CurrentYear() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  return tm.tm_year + 1900;
-}
 
 milliseconds Millis(int64_t us) { return milliseconds(std::max<int64_t>(1, us / 1000)); }
 
@@ -133,194 +118,6 @@ class FanoutSink final : public correlate::IncidentSink {
   };
   std::vector<correlate::IncidentSink*> sinks_;
   Mirrors mirrors_;
-};
-
-using RestoredSources = std::map<std::string, source::SourceCheckpoint>;
-
-// One `type: file` source: a Tailer over its globs feeding the pipeline.
-class FileSource final : public LiveSource, public source::TailerClient {
- public:
-  FileSource(asio::io_context& io, const config::SourceConfig& config,
-             const config::TailerConfig& tailer_config, Pipeline& pipeline, PipelineEvents& events,
-             const RestoredSources& restored, std::function<void()> on_read, AuditLog* audit)
-      : on_read_(std::move(on_read)),
-        config_(config),
-        tailer_config_(tailer_config),
-        pipeline_(pipeline),
-        restored_(restored),
-        audit_(audit),
-        descriptor_(io) {
-    if (!config.deployment_from.empty())
-      deployment_from_ = config::CompileDeploymentFrom(config.deployment_from);
-    source::TailerOptions options;
-    options.paths = config.paths;
-    options.exclude = config.exclude;
-    options.ignore_older_us = config.ignore_older_us;
-    options.start_at_end = config.start_at == config::StartAt::kEnd;
-    options.max_line_bytes = tailer_config.max_line_bytes;
-    options.partial_line_timeout_us = tailer_config.partial_line_timeout_us;
-    options.max_files = tailer_config.max_files;
-    tailer_ = std::make_unique<source::Tailer>(options, events, *this);
-  }
-
-  Status Start() override {
-    if (tailer_config_.inotify) {
-      auto watcher = source::InotifyWatcher::Create();
-      if (watcher.ok()) {
-        watcher_ = std::move(*watcher);
-        tailer_->SetWatcher(watcher_.get());
-        descriptor_.assign(::dup(watcher_->fd()));
-      } else {
-        spdlog::warn("inotify unavailable ({}); polling every {} ms", watcher.status().message(),
-                     tailer_config_.poll_interval_us / 1000);
-      }
-    }
-    int64_t now = WallNowMicros();
-    tailer_->Rescan(now);
-    last_rescan_us_ = last_poll_us_ = now;
-    spdlog::info("file source {}: {} file(s) at start", config_.paths.front(),
-                 tailer_->Streams().size());
-    WaitForInotify();
-    return OkStatus();
-  }
-
-  void Stop() override {
-    stopped_ = true;
-    boost::system::error_code ec;
-    descriptor_.cancel(ec);
-    descriptor_.close(ec);
-  }
-
-  // Without inotify (or with its watches exhausted) files are polled every
-  // poll_interval and globs rescanned every rescan_interval. With inotify
-  // every directory of the globs is watched, so both are only a safety net,
-  // run every safety_rescan_interval: a rescan walks every directory of the
-  // globs, which for 1,000 pods is most of what an idle daemon would cost.
-  bool Polling() const { return !watcher_ || watcher_->exhausted(); }
-
-  void Tick(int64_t now_us) override {
-    int64_t poll_every =
-        Polling() ? tailer_config_.poll_interval_us : tailer_config_.safety_rescan_interval_us;
-    if (tailer_->HasMoreToRead() || now_us - last_poll_us_ >= poll_every) {
-      tailer_->Poll(now_us);
-      last_poll_us_ = now_us;
-    }
-    tailer_->Tick(now_us);
-  }
-
-  void Rescan(int64_t now_us) override {
-    if (!Polling() && now_us - last_rescan_us_ < tailer_config_.safety_rescan_interval_us) return;
-    tailer_->Rescan(now_us);
-    last_rescan_us_ = now_us;
-  }
-
-  void AppendCheckpoint(const Pipeline& pipeline,
-                        std::vector<source::SourceCheckpoint>* out) const override {
-    for (const auto& [stream, id] : ids_) {
-      source::SourceCheckpoint& cp = out->emplace_back();
-      cp.name = stream;
-      cp.safe = pipeline.SafePosition(id);
-      cp.pieces = tailer_->PiecesFor(stream, cp.safe.offset);
-    }
-  }
-
-  std::string_view Type() const override { return "file"; }
-  size_t OpenStreams() const override { return tailer_->Streams().size(); }
-
-  // True when one of this source's globs matches `stream`.
-  bool Matches(const std::string& stream) const {
-    for (const std::string& glob : config_.paths) {
-      std::string absolute =
-          glob.starts_with("/") ? glob : (std::filesystem::current_path() / glob).string();
-      if (source::GlobMatch(std::filesystem::path(absolute).lexically_normal().string(), stream)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // Registers `stream` with the pipeline (once); its checkpoint, if any, sets
-  // where the pipeline expects it to resume.
-  Pipeline::SourceId Register(const std::string& stream) {
-    if (auto it = ids_.find(stream); it != ids_.end()) return it->second;
-    SourceSpec spec;
-    spec.name = stream;
-    spec.deployment = config::DeploymentForPath(config_.labels, deployment_from_.get(), stream);
-    spec.labels = config_.labels;
-    spec.labels.erase("deployment");
-    spec.parser.envelope = config_.format;
-    spec.parser.max_line_bytes = tailer_config_.max_line_bytes;
-    spec.parser.now_us = WallNowMicros();
-    spec.parser.current_year = CurrentYear();
-    if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
-    Pipeline::SourceId id = pipeline_.AddSource(spec);
-    ids_[stream] = id;
-    spdlog::info("tailing {} (deployment {})", stream, spec.deployment);
-    return id;
-  }
-
-  // TailerClient
-  std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override {
-    Register(stream);
-    auto it = restored_.find(stream);
-    if (it == restored_.end()) return std::nullopt;
-    spdlog::info("{}: resuming from its checkpoint at byte {}", stream, it->second.safe.offset);
-    return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset};
-  }
-  void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override {
-    Pipeline::SourceId id = Register(stream);  // again after a deletion (OnEnded)
-    if (audit_ != nullptr) audit_->OnFileLine(stream, line, offset);
-    pipeline_.Feed(id, line, offset);
-  }
-  void OnSwitched(const std::string& stream, bool truncated, const std::string& copy) override {
-    if (!truncated) {
-      spdlog::info("{}: rotated; reading on from its byte 0", stream);
-    } else if (!copy.empty()) {
-      spdlog::info(
-          "{}: truncated (copytruncate); reading what was not read yet from its copy {}, "
-          "then on from its byte 0",
-          stream, copy);
-    } else {
-      spdlog::info("{}: truncated, no copy found beside it; reading on from its byte 0", stream);
-    }
-  }
-  // A deleted file is forgotten by the pipeline (nothing of it is kept for
-  // the life of the daemon); if its path comes back, OnLine registers the
-  // continuation as a fresh source.
-  void OnEnded(const std::string& stream) override {
-    spdlog::info("{} was deleted; read to its end", stream);
-    auto it = ids_.find(stream);
-    if (it == ids_.end()) return;
-    pipeline_.ForgetSource(it->second);
-    ids_.erase(it);
-  }
-
- private:
-  void WaitForInotify() {
-    if (!watcher_ || stopped_) return;
-    descriptor_.async_wait(asio::posix::stream_descriptor::wait_read,
-                           [this](const boost::system::error_code& ec) {
-                             if (ec || stopped_) return;
-                             tailer_->HandleInotify(WallNowMicros());
-                             on_read_();
-                             WaitForInotify();
-                           });
-  }
-
-  std::function<void()> on_read_;  // after each inotify wake-up (Daemon::Wake)
-  config::SourceConfig config_;
-  config::TailerConfig tailer_config_;
-  Pipeline& pipeline_;
-  const RestoredSources& restored_;
-  AuditLog* audit_;  // null without --audit
-  std::unique_ptr<RE2> deployment_from_;
-  std::unique_ptr<source::InotifyWatcher> watcher_;
-  std::unique_ptr<source::Tailer> tailer_;
-  asio::posix::stream_descriptor descriptor_;
-  std::map<std::string, Pipeline::SourceId> ids_;
-  int64_t last_poll_us_ = 0;
-  int64_t last_rescan_us_ = 0;
-  bool stopped_ = false;
 };
 
 // The pipeline and the sources feeding it; rebuilt whole on SIGHUP.
@@ -467,7 +264,7 @@ class Daemon {
       }
       auto file = std::make_unique<FileSource>(
           io_, source, config_.tailer, *engine_->pipeline, metrics_, engine_->restored,
-          [this] { Wake(); }, audit_.get());
+          [this] { Wake(); }, [this] { RequestCheckpoint(); }, audit_.get());
       files.push_back(file.get());
       engine_->sources.push_back(std::move(file));
     }
@@ -559,6 +356,9 @@ class Daemon {
     activity_at_checkpoint_ = activity;
     fanout_.changed = false;
     if (!store_) return;
+    // release_read_bytes: what each file source may release is decided
+    // first, so the checkpoint records it; released once it is committed.
+    for (const auto& source : engine_->sources) source->PrepareCheckpoint(*engine_->pipeline);
     source::Checkpoint checkpoint = Snapshot();
     if (audit_) {
       auto bytes = audit_->Prepare(checkpoint);
@@ -577,6 +377,19 @@ class Daemon {
     }
     if (audit_) audit_->Confirm();
     metrics_.CheckpointSaved(WallNowMicros());
+    for (const auto& source : engine_->sources) source->CheckpointCommitted();
+  }
+
+  // A file source read half its max_retained_bytes past its last release:
+  // a checkpoint (and the release after it) at the next turn of the loop,
+  // outside the source's own callback.
+  void RequestCheckpoint() {
+    if (checkpoint_requested_ || stopping_) return;
+    checkpoint_requested_ = true;
+    asio::post(io_, [this] {
+      checkpoint_requested_ = false;
+      if (!stopping_) SaveCheckpoint(/*force=*/true);
+    });
   }
 
   // Arms the advance timer; a handler of an earlier arming (cancelled, or
@@ -746,6 +559,7 @@ class Daemon {
   uint64_t advance_generation_ = 0;
   bool quiet_ = false;
   bool stopping_ = false;
+  bool checkpoint_requested_ = false;
 };
 
 void SetUpLogging(const config::DaemonConfig& config) {

@@ -74,6 +74,7 @@ std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
 namespace {
 
 constexpr uint64_t kMaxLineBytesCap = 256ull << 20;
+constexpr uint64_t kMinRetainedBytes = 16ull << 20;
 
 // The config's fixed patterns, compiled once: a parse (every SIGHUP) then
 // compiles no regex but the file's own deployment_from.
@@ -113,11 +114,50 @@ Status ParseDeploymentFrom(const YamlErrors& errors, const YAML::Node& node,
   return OkStatus();
 }
 
+// "268435456", "256Mi", "1Gi", "64Ki" (powers of 1024, as Kubernetes writes
+// a sizeLimit) -> bytes; false when it is none of these or overflows.
+bool ParseByteSize(const std::string& text, uint64_t* out) {
+  static const RE2 kSize(R"(([0-9]{1,19})(Ki|Mi|Gi|Ti)?)");
+  uint64_t number = 0;
+  std::string unit;
+  if (!RE2::FullMatch(text, kSize, &number, &unit)) return false;
+  int shift = unit.empty() ? 0 : unit == "Ki" ? 10 : unit == "Mi" ? 20 : unit == "Gi" ? 30 : 40;
+  if (number > (UINT64_MAX >> shift)) return false;
+  *out = number << shift;
+  return true;
+}
+
+// release_read_bytes / max_retained_bytes (source/release_policy.h); that a
+// checkpoint_dir goes with them is checked with the root's keys.
+Status ParseRelease(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
+                    SourceConfig* out) {
+  if (Status s = GetBool(errors, node, where, "release_read_bytes", &out->release_read_bytes);
+      !s.ok())
+    return s;
+  const YAML::Node bound = node["max_retained_bytes"];
+  if (!bound.IsDefined() || bound.IsNull()) return OkStatus();
+  const std::string field = FieldName(where, "max_retained_bytes");
+  if (!out->release_read_bytes) {
+    return errors.Error(bound, field, "only with release_read_bytes: true");
+  }
+  std::string text = bound.IsScalar() ? bound.Scalar() : "";
+  if (!ParseByteSize(text, &out->max_retained_bytes)) {
+    return errors.Error(
+        bound, field, "expected a size in bytes (e.g. 268435456, 256Mi, 1Gi), got '" + text + "'");
+  }
+  if (out->max_retained_bytes < kMinRetainedBytes) {
+    return errors.Error(bound, field,
+                        "must be at least 16Mi (a read of 8 MiB and room for the writer)");
+  }
+  return OkStatus();
+}
+
 Status ParseFileSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
                        SourceConfig* out) {
-  if (Status s = CheckKeys(errors, node, where,
-                           {"type", "paths", "exclude", "ignore_older", "format", "start_at",
-                            "labels", "deployment_from"});
+  if (Status s =
+          CheckKeys(errors, node, where,
+                    {"type", "paths", "exclude", "ignore_older", "format", "start_at", "labels",
+                     "deployment_from", "release_read_bytes", "max_retained_bytes"});
       !s.ok())
     return s;
   if (Status s = GetStringList(errors, node, where, "paths", true, &out->paths); !s.ok()) return s;
@@ -150,6 +190,7 @@ Status ParseFileSource(const YamlErrors& errors, const YAML::Node& node, const s
     if (Status s = CheckLabelKey(errors, node["labels"], FieldName(where, "labels"), key); !s.ok())
       return s;
   }
+  if (Status s = ParseRelease(errors, node, where, out); !s.ok()) return s;
   return ParseDeploymentFrom(errors, node, where, out);
 }
 
@@ -464,6 +505,14 @@ Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig*
   if (Status s = GetDuration(errors, root, "", "checkpoint_interval", &out->checkpoint_interval_us);
       !s.ok())
     return s;
+  for (size_t i = 0; i < out->sources.size(); ++i) {
+    if (out->sources[i].release_read_bytes && out->checkpoint_dir.empty()) {
+      const std::string where = "sources[" + std::to_string(i) + "]";
+      return errors.Error(sources[i]["release_read_bytes"], FieldName(where, "release_read_bytes"),
+                          "needs a checkpoint_dir: bytes are released once a checkpoint has "
+                          "committed them");
+    }
+  }
 
   // One fresh Node per section: assigning to a bound YAML::Node would
   // overwrite the node it refers to inside the tree.

@@ -13,6 +13,16 @@
 //       start_at: end                      # end | beginning, for files never seen before
 //       labels: {deployment: llama-70b}    # static labels
 //       deployment_from: '/var/log/pods/[^_]+_([^_]+)-[0-9a-z]+-[0-9a-z]+_'
+//       release_read_bytes: false          # true: release the disk blocks of what was read
+//                                          # and checkpointed (fallocate PUNCH_HOLE; the file
+//                                          # keeps its size, the writer is not disturbed);
+//                                          # needs checkpoint_dir and a file system that punches
+//                                          # holes (ext4, xfs, btrfs, tmpfs), else an error
+//                                          # naming the file (release_failures_total)
+//       max_retained_bytes: 256Mi          # with it: each file's allocated bytes stay under
+//                                          # this while the daemon keeps up (>= 16Mi; lines the
+//                                          # pipeline holds further back are released anyway,
+//                                          # evictions_total{what="retained_bytes"})
 //     - type: tcp                          # daemon/socket_source.h
 //       listen: 127.0.0.1:5170             # default 127.0.0.1:5170
 //       allow_remote: false                # true: a non-loopback listen address is allowed
@@ -117,6 +127,10 @@ struct SourceConfig {
   StartAt start_at = StartAt::kEnd;
   std::map<std::string, std::string> labels;
   std::string deployment_from;  // RE2 with at least one capture group
+  // Release the disk blocks of what was read and checkpointed, keeping each
+  // file's allocated bytes under max_retained_bytes (source/release_policy.h).
+  bool release_read_bytes = false;
+  uint64_t max_retained_bytes = 256ull << 20;
   // tcp / unix / stdin (deployment_from and labels above apply too)
   std::string listen;             // tcp: host:port
   bool allow_remote = false;      // tcp: a non-loopback listen address needs it

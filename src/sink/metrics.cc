@@ -97,7 +97,26 @@ Metrics::Metrics(std::string_view version)
                                .Name("fingerprintd_checkpoint_failures_total")
                                .Help("Checkpoints that could not be written (the last one kept)")
                                .Register(*registry_)
-                               .Add({})) {
+                               .Add({})),
+      released_bytes_(BuildCounter()
+                          .Name("fingerprintd_released_bytes_total")
+                          .Help("Bytes of tailed files read, checkpointed and released from "
+                                "disk (release_read_bytes)")
+                          .Register(*registry_)
+                          .Add({})),
+      release_failures_(BuildCounter()
+                            .Name("fingerprintd_release_failures_total")
+                            .Help("Tailed files whose read bytes could not be released (file "
+                                  "system without hole punching, file not writable)")
+                            .Register(*registry_)
+                            .Add({})),
+      release_over_bound_(BuildCounter()
+                              .Name("fingerprintd_release_over_bound_total")
+                              .Help("Releases after which a file still held more than its "
+                                    "max_retained_bytes on disk (written faster than read)")
+                              .Register(*registry_)
+                              .Add({})),
+      retained_bytes_evicted_(evictions_.Add({{"what", "retained_bytes"}})) {
   BuildGauge()
       .Name("fingerprintd_build_info")
       .Help("Build information; always 1")
@@ -221,6 +240,13 @@ void Metrics::SetRulesLoaded(size_t rules) { rules_loaded_.Set(static_cast<doubl
 void Metrics::RuleReloadFailed() { reload_failures_.Increment(); }
 void Metrics::CheckpointSaved(int64_t now_us) { checkpoint_at_us_ = now_us; }
 void Metrics::CheckpointFailed() { checkpoint_failures_.Increment(); }
+void Metrics::BytesReleased(uint64_t bytes) {
+  released_bytes_.Increment(static_cast<double>(bytes));
+  released_ += bytes;
+}
+void Metrics::ReleaseFailed() { release_failures_.Increment(); }
+void Metrics::ReleaseOverBound() { release_over_bound_.Increment(); }
+void Metrics::RetainedBytesEvicted() { retained_bytes_evicted_.Increment(); }
 
 void Metrics::SetSourcesOpen(std::string_view type, size_t open) {
   sources_open_.Add({{"type", std::string(type)}}).Set(static_cast<double>(open));

@@ -17,8 +17,9 @@
 // fingerprintd_incident_expected_workers{deployment,rule} is the incident's
 // expected worker count while it is open, so an alert can compare the two.
 // The daemon reports the rest itself (rules loaded, reload failures,
-// checkpoint times and failures, open sources, the HTTP server's counters:
-// fingerprintd_http_requests_total{outcome}).
+// checkpoint times and failures, open sources, bytes of tailed files released
+// from disk and releases refused or over their bound, the HTTP server's
+// counters: fingerprintd_http_requests_total{outcome}).
 //
 // Label values are bounded: sources and deployments beyond kMaxLabelValues
 // distinct values are counted under "_other" (and in
@@ -80,6 +81,15 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   // A checkpoint was committed at wall time `now_us` (age 0 from then on).
   void CheckpointSaved(int64_t now_us);
   void CheckpointFailed();
+  // release_read_bytes (source/release_policy.h): bytes of a tailed file
+  // released from disk; a file that could not be (named in the log); a
+  // release after which the file still held more than its bound; a release
+  // that went past the pipeline's safe position to stay within the bound
+  // (fingerprintd_evictions_total{what="retained_bytes"}).
+  void BytesReleased(uint64_t bytes);
+  void ReleaseFailed();
+  void ReleaseOverBound();
+  void RetainedBytesEvicted();
   // Streams being read now (tailed files, connections' streams), by source type.
   void SetSourcesOpen(std::string_view type, size_t open);
   // The HTTP server's counters (fingerprintd_http_*), copied before a scrape.
@@ -94,6 +104,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   uint64_t dropped() const { return dropped_lines_; }
   uint64_t rotations() const { return static_cast<uint64_t>(rotations_.Value()); }
   uint64_t truncations() const { return static_cast<uint64_t>(truncations_.Value()); }
+  uint64_t released() const { return released_; }
 
  private:
   struct SourceCounters {
@@ -127,6 +138,10 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Gauge& rules_loaded_;
   prometheus::Counter& reload_failures_;
   prometheus::Counter& checkpoint_failures_;
+  prometheus::Counter& released_bytes_;
+  prometheus::Counter& release_failures_;
+  prometheus::Counter& release_over_bound_;
+  prometheus::Counter& retained_bytes_evicted_;
 
   std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
   std::set<std::string> deployments_;
@@ -137,7 +152,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::map<std::string, prometheus::Gauge*> expected_;
   std::map<prometheus::Gauge*, int> holders_;  // open incidents holding each gauge at 1
   int64_t checkpoint_at_us_ = 0;
-  uint64_t lines_ = 0, bytes_ = 0, dropped_lines_ = 0;
+  uint64_t lines_ = 0, bytes_ = 0, dropped_lines_ = 0, released_ = 0;
 };
 
 }  // namespace fingerprintd::sink

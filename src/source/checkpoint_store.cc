@@ -47,11 +47,13 @@ std::string EncodeCheckpoint(const Checkpoint& checkpoint) {
   for (const SourceCheckpoint& s : checkpoint.sources) {
     nlohmann::json pieces = nlohmann::json::array();
     for (const FilePiece& p : s.pieces) {
-      pieces.push_back({{"device", p.identity.device},
-                        {"inode", p.identity.inode},
-                        {"head_bytes", p.identity.head_bytes},
-                        {"head_hash", Hex(p.identity.head_hash)},
-                        {"base", p.base}});
+      nlohmann::json piece = {{"device", p.identity.device},
+                              {"inode", p.identity.inode},
+                              {"head_bytes", p.identity.head_bytes},
+                              {"head_hash", Hex(p.identity.head_hash)},
+                              {"base", p.base}};
+      if (p.released > 0) piece["released"] = p.released;
+      pieces.push_back(std::move(piece));
     }
     sources.push_back({{"name", s.name},
                        {"safe", {{"offset", s.safe.offset}, {"line", s.safe.line}}},
@@ -91,6 +93,7 @@ StatusOr<Checkpoint> DecodeCheckpoint(const std::string& text) {
         piece.identity.head_hash = std::stoull(hash, &used, 16);
         if (used != hash.size()) return DataLossError("checkpoint: bad head_hash '" + hash + "'");
         piece.base = p.at("base").get<uint64_t>();
+        if (p.contains("released")) piece.released = p["released"].get<uint64_t>();
       }
       if (sc.name.empty()) return DataLossError("checkpoint: a source without a name");
     }

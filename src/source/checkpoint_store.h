@@ -6,14 +6,18 @@
 //   {"format":"fingerprintd/checkpoint","version":1,
 //    "sources":[{"name":"/var/log/pods/.../0.log","safe":{"offset":1234,"line":40},
 //                "pieces":[{"device":2049,"inode":131,"head_bytes":1024,
-//                           "head_hash":"9ae1...","base":0}]}],
+//                           "head_hash":"9ae1...","base":0,"released":1048576}]}],
 //    "pipeline":"<Pipeline::SaveState() text>",
 //    "audit_bytes":5120}                   // only with `run --audit` (daemon/audit.h)
 //
 // `safe` is Pipeline::SafePosition(): the earliest line the pipeline still
 // needs, so a restart re-reads from there and the restored pipeline state
 // keeps what was already reported from being reported twice. `pieces` are the
-// files of the stream from the one holding `safe` on (see source/tailer.h).
+// files of the stream from the one holding `safe` on (see source/tailer.h);
+// a piece's optional `released` (release_read_bytes) is the file offset below
+// which its disk blocks may have been released: its head may read as zeros,
+// and reading it starts no lower (absent in checkpoints of older versions:
+// nothing released).
 //
 //   CheckpointStore store("/var/lib/fingerprintd");
 //   if (Status s = store.Lock(); !s.ok()) ...            // one daemon per directory

@@ -6,6 +6,7 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -97,6 +98,33 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
+// For errors: the file system type of an open file, by name when common.
+std::string FileSystemName(int fd) {
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) != 0) return "unknown";
+  switch (static_cast<uint64_t>(fs.f_type)) {
+    case 0xEF53:
+      return "ext4";
+    case 0x58465342:
+      return "xfs";
+    case 0x9123683E:
+      return "btrfs";
+    case 0x01021994:
+      return "tmpfs";
+    case 0x794C7630:
+      return "overlayfs";
+    case 0x6969:
+      return "nfs";
+    case 0x65735546:
+      return "fuse";
+    default:
+      break;
+  }
+  char hex[32];
+  snprintf(hex, sizeof(hex), "type 0x%llx", static_cast<unsigned long long>(fs.f_type));
+  return hex;
+}
+
 std::string RealPath(const std::string& path) {
   char buf[PATH_MAX];
   if (::realpath(path.c_str(), buf) == nullptr) return path;
@@ -120,14 +148,17 @@ StatusOr<FileIdentity> ReadIdentity(int fd) {
   return id;
 }
 
-bool IsSameFile(int fd, const FileIdentity& identity) {
+bool IsSameFile(int fd, const FileIdentity& identity, uint64_t released) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return false;
   if (st.st_dev != identity.device || st.st_ino != identity.inode) return false;
   if (identity.head_bytes == 0) return true;
   std::string head;
   if (!ReadHead(fd, identity.head_bytes, &head)) return false;
-  return head.size() == identity.head_bytes && Fnv1a(head) == identity.head_hash;
+  if (head.size() != identity.head_bytes) return false;
+  if (Fnv1a(head) == identity.head_hash) return true;
+  // Released (tailer.h): the head is a hole now, zeros as far as it goes.
+  return released > 0 && head.find_first_not_of('\0') == std::string::npos;
 }
 
 struct Tailer::OpenFile {
@@ -140,8 +171,14 @@ struct Tailer::OpenFile {
   // File offset where a checkpoint's piece ended when it was switched away
   // from (its successor's base): a resumed piece is read up to there only.
   uint64_t end_limit = UINT64_MAX;
-  uint64_t last_size = 0;     // size at the last check
-  int64_t last_mtime_ns = 0;  // modification time at the last check
+  // File offset below which blocks may be released (AllowRelease), and up
+  // to which they were (block-aligned, <= released); see tailer.h.
+  uint64_t released = 0;
+  uint64_t punched = 0;
+  int write_fd = -1;             // opened for the first Release()
+  bool release_refused = false;  // Release() failed for good; reported once
+  uint64_t last_size = 0;        // size at the last check
+  int64_t last_mtime_ns = 0;     // modification time at the last check
   // The line being assembled: bytes since its start, up to the cap.
   std::string partial;
   uint64_t line_start = 0;  // file offset of its first byte
@@ -151,6 +188,7 @@ struct Tailer::OpenFile {
 
   ~OpenFile() {
     if (fd >= 0) ::close(fd);
+    if (write_fd >= 0) ::close(write_fd);
   }
   // Stream offset where the next line starts.
   uint64_t ConsumedOffset() const { return base + (in_line ? line_start : read_offset); }
@@ -206,8 +244,11 @@ std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
 }
 
 std::unique_ptr<Tailer::OpenFile> Tailer::FindPiece(const std::string& path,
-                                                    const FileIdentity& identity) {
-  if (auto file = OpenPath(path); file && IsSameFile(file->fd, identity)) return file;
+                                                    const FilePiece& piece) {
+  const FileIdentity& identity = piece.identity;
+  if (auto file = OpenPath(path); file && IsSameFile(file->fd, identity, piece.released)) {
+    return file;
+  }
   // Renamed by a rotation: look among the files of its directory (and of its
   // symlink target's), matching device + inode first, then the head.
   for (const std::string& dir : {DirName(path), DirName(RealPath(path))}) {
@@ -218,7 +259,7 @@ std::unique_ptr<Tailer::OpenFile> Tailer::FindPiece(const std::string& path,
       if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
       if (st.st_dev != identity.device || st.st_ino != identity.inode) continue;
       auto file = OpenPath(candidate);
-      if (file && IsSameFile(file->fd, identity)) return file;
+      if (file && IsSameFile(file->fd, identity, piece.released)) return file;
     }
   }
   return FindByHead(path, identity);
@@ -271,9 +312,10 @@ void Tailer::Remember(Stream& stream, const OpenFile& file) {
     // The same piece: its head extended, or its copytruncate copy (which
     // holds all of it) now read in its place; or a piece left empty.
     stream.history.back().identity = file.identity;
+    stream.history.back().released = file.released;
     return;
   }
-  stream.history.push_back(FilePiece{file.identity, file.base});
+  stream.history.push_back(FilePiece{file.identity, file.base, file.released});
   if (stream.history.size() > kMaxHistory) stream.history.erase(stream.history.begin());
 }
 
@@ -290,7 +332,10 @@ void Tailer::SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next) {
   if (stream.current) {
     const FileIdentity& old = stream.current->identity;
     open_inodes_.erase({old.device, old.inode});
-    if (retired_.emplace(std::pair{old.device, old.inode}, old).second) {
+    if (retired_
+            .emplace(std::pair{old.device, old.inode},
+                     FilePiece{old, stream.current->base, stream.current->released})
+            .second) {
       retired_order_.emplace_back(old.device, old.inode);
       if (retired_order_.size() > 4 * options_.max_files) {
         retired_.erase(retired_order_.front());
@@ -310,12 +355,13 @@ void Tailer::SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next) {
 }
 
 bool Tailer::ExtendHead(OpenFile& file) {
-  if (file.identity.head_bytes >= kHeadBytes) return false;
+  // A released head reads as zeros: the identity taken before is the one kept.
+  if (file.identity.head_bytes >= kHeadBytes || file.released > 0) return false;
   struct stat st;
   if (::fstat(file.fd, &st) != 0 || static_cast<uint64_t>(st.st_size) <= file.identity.head_bytes) {
     return false;
   }
-  if (!IsSameFile(file.fd, file.identity)) return false;  // truncated: step 1's to see
+  if (!IsSameFile(file.fd, file.identity, file.released)) return false;  // step 1's to see
   auto id = ReadIdentity(file.fd);
   if (!id.ok()) return false;
   file.identity = *id;
@@ -342,6 +388,7 @@ bool Tailer::ReadRestFromCopy(Stream& stream) {
   truncated.in_line = false;
   truncated.skipping = false;
   truncated.read_offset = 0;
+  truncated.released = truncated.punched = 0;  // written anew from byte 0
   truncated.base_known = false;
   if (auto id = ReadIdentity(truncated.fd); id.ok()) truncated.identity = *id;
   open_inodes_[{copy->identity.device, copy->identity.inode}] = stream.path;
@@ -356,13 +403,16 @@ void Tailer::Resume(Stream& stream, const StreamCheckpoint& checkpoint) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     uint64_t end = i + 1 < pieces.size() ? pieces[i + 1].base : UINT64_MAX;
     if (end <= checkpoint.offset) continue;  // wholly consumed before the cut
-    auto file = FindPiece(stream.path, pieces[i].identity);
+    auto file = FindPiece(stream.path, pieces[i]);
     if (!file) {
       ++stats_.checkpoint_pieces_missing;
       continue;
     }
     file->base = pieces[i].base;
     file->read_offset = checkpoint.offset > file->base ? checkpoint.offset - file->base : 0;
+    // Released past the safe offset: what lies below reads as zeros.
+    file->released = pieces[i].released;  // `punched`: found by the first Release()
+    file->read_offset = std::max(file->read_offset, file->released);
     if (i + 1 < pieces.size()) file->end_limit = end - file->base;
     stream.queued.push_back(std::move(file));
   }
@@ -399,7 +449,9 @@ void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
   if (open_inodes_.count({st.st_dev, st.st_ino})) return;  // open under another name
   if (auto it = retired_.find({st.st_dev, st.st_ino}); it != retired_.end()) {
     auto file = OpenPath(path);
-    if (file && IsSameFile(file->fd, it->second)) return;  // a rotated piece already read
+    if (file && IsSameFile(file->fd, it->second.identity, it->second.released)) {
+      return;  // a rotated piece already read
+    }
   }
   bool too_old = options_.ignore_older_us > 0 &&
                  now_us - static_cast<int64_t>(st.st_mtime) * 1'000'000 > options_.ignore_older_us;
@@ -534,7 +586,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       // same size changed its mtime): the head tells whether it is the same.
       if (!truncated && (size != file->last_size || mtime_ns != file->last_mtime_ns) &&
           file->identity.head_bytes > 0) {
-        truncated = !IsSameFile(file->fd, file->identity);
+        truncated = !IsSameFile(file->fd, file->identity, file->released);
       }
       file->last_size = size;
       file->last_mtime_ns = mtime_ns;
@@ -546,6 +598,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
           FlushPartial(stream, *file);
           file->base += file->read_offset;
           file->read_offset = 0;
+          file->released = file->punched = 0;  // written anew from byte 0
           if (auto id = ReadIdentity(file->fd); id.ok()) file->identity = *id;
           Remember(stream, *file);
         }
@@ -696,6 +749,69 @@ uint64_t Tailer::NextOffset(const std::string& stream) const {
   if (it == streams_.end()) return 0;
   const Stream& s = *it->second;
   return s.current ? s.current->ConsumedOffset() : s.end_offset;
+}
+
+uint64_t Tailer::AllowRelease(const std::string& name, uint64_t offset) {
+  auto it = streams_.find(name);
+  // A stream still catching up on older pieces: those are the rotator's.
+  if (it == streams_.end() || !it->second->current || !it->second->queued.empty()) return 0;
+  Stream& stream = *it->second;
+  OpenFile& file = *stream.current;
+  const uint64_t limit = std::min(offset, file.ConsumedOffset());
+  if (limit > file.base && limit - file.base > file.released) {
+    file.released = limit - file.base;
+    Remember(stream, file);
+  }
+  return file.base + file.released;
+}
+
+StatusOr<ReleaseResult> Tailer::Release(const std::string& name) {
+  ReleaseResult result;
+  auto it = streams_.find(name);
+  if (it == streams_.end() || !it->second->current) return result;
+  OpenFile& file = *it->second->current;
+  result.path = file.path;
+  struct stat st;
+  if (file.release_refused || ::fstat(file.fd, &st) != 0) return result;
+  const uint64_t block = st.st_blksize > 0 ? static_cast<uint64_t>(st.st_blksize) : 4096;
+  const uint64_t end = file.released / block * block;
+  if (end > file.punched && file.write_fd < 0) {
+    // The inode already open, whatever its path names now (a rename, a swap).
+    const std::string self = "/proc/self/fd/" + std::to_string(file.fd);
+    file.write_fd = ::open(self.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (file.write_fd < 0) {
+      file.release_refused = true;
+      return FailedPreconditionError(file.path + ": cannot release read bytes: not writable (" +
+                                     strerror(errno) + ")");
+    }
+    // Released before a restart: the head is a hole up to where data starts.
+    off_t data = ::lseek(file.fd, 0, SEEK_DATA);
+    if (data < 0 && errno == ENXIO) data = static_cast<off_t>(end);
+    if (data > 0) file.punched = std::min(static_cast<uint64_t>(data) / block * block, end);
+  }
+  if (end > file.punched) {
+    int r;
+    do {
+      r = ::fallocate(file.write_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                      static_cast<off_t>(file.punched), static_cast<off_t>(end - file.punched));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) {
+      const int error = errno;
+      std::string reason = std::string("fallocate(PUNCH_HOLE): ") + strerror(error);
+      if (error == EOPNOTSUPP || error == ENOSYS) {
+        reason =
+            "its file system (" + FileSystemName(file.fd) + ") cannot punch holes (" + reason + ")";
+      }
+      // Anything but a transient failure will not go away by trying again.
+      file.release_refused = error != EINTR && error != EIO && error != EAGAIN;
+      return FailedPreconditionError(file.path + ": cannot release read bytes: " + reason);
+    }
+    result.released_bytes = end - file.punched;
+    file.punched = end;
+    if (::fstat(file.fd, &st) != 0) return result;
+  }
+  result.allocated_bytes = static_cast<uint64_t>(st.st_blocks) * 512;
+  return result;
 }
 
 std::vector<std::string> Tailer::Streams() const {

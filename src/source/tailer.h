@@ -51,6 +51,21 @@
 // A file whose device + inode is already open under another path (a glob
 // that also matches rotated names) is not opened twice.
 //
+// Released heads (`release_read_bytes`, one writer appending, e.g. `tee -a`):
+// the daemon may release the disk blocks of what it has read and checkpointed
+// (Release(): fallocate PUNCH_HOLE | KEEP_SIZE below a line start, rounded
+// down to the block size). The file keeps its size and the writer its
+// offset; the released bytes read as zeros, head included. So the identity
+// stays the one taken before (kept in the piece and the checkpoint), and a
+// piece with `released` > 0 is the same file when device + inode match and
+// its head is either the recorded one (the release was allowed but not yet
+// done) or all zeros; a truncated file written again has a head of text.
+// Reading a piece never starts below its `released` offset: a restart whose
+// safe offset lies below it (the release went past what the pipeline held,
+// ReleaseTarget in release_policy.h) goes on from there. The copy of a
+// copytruncate is found by its head, which a released file no longer has:
+// release is for files that are appended to, not rotated by copytruncate.
+//
 // Where reading starts for a stream seen for the first time: the client's
 // OnOpen() may return a checkpoint (pieces + stream offset); pieces are found
 // by identity at the path or among the files of its directory (a renamed
@@ -111,13 +126,26 @@ struct FileIdentity {
 
 // Reads the identity of an open file, hashing min(size, kHeadBytes) bytes.
 StatusOr<FileIdentity> ReadIdentity(int fd);
-// True when the open file `fd` is the file `identity` was taken from (see above).
-bool IsSameFile(int fd, const FileIdentity& identity);
+// True when the open file `fd` is the file `identity` was taken from (see
+// above). `released` > 0: the file's head may have been released, so a head
+// of zeros matches too.
+bool IsSameFile(int fd, const FileIdentity& identity, uint64_t released = 0);
 
 // One file of a stream: its identity and the stream offset of its byte 0.
 struct FilePiece {
   FileIdentity identity;
   uint64_t base = 0;
+  // File offset (a line start) below which the disk blocks may have been
+  // released (read as zeros); reading the piece never starts below it. 0: none.
+  uint64_t released = 0;
+  bool operator==(const FilePiece&) const = default;
+};
+
+// What Release() did to one file.
+struct ReleaseResult {
+  uint64_t released_bytes = 0;   // newly released (block-aligned range lengths)
+  uint64_t allocated_bytes = 0;  // the file's allocated blocks afterwards (st_blocks * 512)
+  std::string path;              // the file released (as opened)
 };
 
 // Where to resume a stream: its recent pieces (oldest first) and the stream
@@ -207,6 +235,25 @@ class Tailer {
   std::vector<FilePiece> PiecesFor(const std::string& stream, uint64_t offset) const;
   // The stream offset after the last byte handed out as (part of) a line.
   uint64_t NextOffset(const std::string& stream) const;
+
+  // Allows the release of the stream's bytes below stream offset `offset` (a
+  // line start already handed out) in the file being read: from now on
+  // PiecesFor() records it, so a checkpoint saved next resumes at or after
+  // it, and the identity check accepts a released head. Only ever raised;
+  // clamped to what was read; nothing below the current file's byte 0 (a
+  // rotated piece is the rotator's). Returns the stream offset allowed.
+  uint64_t AllowRelease(const std::string& stream, uint64_t offset);
+  // Releases the disk blocks of what AllowRelease() allowed and was not
+  // released yet (call it once a checkpoint recording it is committed):
+  // fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) from the last
+  // released block to the allowed offset rounded down to the file system's
+  // block size. Never truncates, never touches a byte not read, never blocks
+  // the writer for longer than the file system's extent update. The file is
+  // reopened for writing through /proc/self/fd (the same inode, whatever its
+  // path names now). FailedPreconditionError naming the file and the reason
+  // when the file system cannot punch holes or the file is not writable; the
+  // stream is then not released again (the error is reported once).
+  StatusOr<ReleaseResult> Release(const std::string& stream);
   std::vector<std::string> Streams() const;
 
   const TailerStats& stats() const { return stats_; }
@@ -224,7 +271,7 @@ class Tailer {
   void Resume(Stream& stream, const StreamCheckpoint& checkpoint);
   void SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next);
   std::unique_ptr<OpenFile> OpenPath(const std::string& path);
-  std::unique_ptr<OpenFile> FindPiece(const std::string& path, const FileIdentity& identity);
+  std::unique_ptr<OpenFile> FindPiece(const std::string& path, const FilePiece& piece);
   // A sibling `<name>.*` or `<name>-*` of `path` (not open as another stream)
   // whose first bytes are `identity`'s head and which holds at least
   // `min_size` bytes; a `.gz` is inflated into memory.
@@ -248,7 +295,7 @@ class Tailer {
   std::map<std::pair<uint64_t, uint64_t>, std::string> open_inodes_;  // (dev, ino) -> stream
   // Files a stream has switched away from (rotated, read to their end), so a
   // glob that also matches rotated names does not read them again. Bounded.
-  std::map<std::pair<uint64_t, uint64_t>, FileIdentity> retired_;
+  std::map<std::pair<uint64_t, uint64_t>, FilePiece> retired_;
   std::deque<std::pair<uint64_t, uint64_t>> retired_order_;
   std::map<std::string, std::string> by_watch_path_;  // path or symlink target -> stream
   std::map<std::string, bool> ignored_;               // too old when seen (start at end later)

@@ -245,26 +245,87 @@ TEST(K8sManifestsTest, PodMonitorScrapesAndNetworkPolicyOpensOnlyTheMetricsPort)
   }
 }
 
-TEST(K8sManifestsTest, LogsAreMountedReadOnlyAndOnlyStateIsWritable) {
+// The one writable log mount is the sidecar's own emptyDir, whose file it
+// releases as it reads it (release_read_bytes); a node's logs (hostPath) are
+// never written.
+TEST(K8sManifestsTest, LogsAreMountedReadOnlyButTheEmptyDirTheSidecarReleases) {
   for (const std::string& overlay : Overlays()) {
-    for (const YAML::Node& workload : Workloads(Build(overlay))) {
+    std::vector<YAML::Node> docs = Build(overlay);
+    bool releases = false;
+    for (const YAML::Node& map : OfKind(docs, "ConfigMap")) {
+      for (const auto& item : map["data"]) {
+        releases |=
+            item.second.as<std::string>().find("release_read_bytes: true") != std::string::npos;
+      }
+    }
+    for (const YAML::Node& workload : Workloads(docs)) {
       const YAML::Node pod = PodSpec(workload);
       std::map<std::string, std::string> host_paths;
+      std::set<std::string> empty_dirs;
       for (const YAML::Node& v : pod["volumes"]) {
         if (v["hostPath"]) host_paths[v["name"].as<std::string>()] = v["hostPath"]["path"].Scalar();
+        if (v["emptyDir"]) empty_dirs.insert(v["name"].as<std::string>());
       }
       for (const YAML::Node& c : pod["containers"]) {
         if (!IsFingerprintd(c)) continue;
         for (const YAML::Node& m : c["volumeMounts"]) {
           const std::string path = m["mountPath"].as<std::string>();
+          const std::string name = m["name"].as<std::string>();
           SCOPED_TRACE(overlay + ": " + path);
-          if (path.starts_with("/var/log") || host_paths.count(m["name"].as<std::string>())) {
-            EXPECT_TRUE(m["readOnly"].as<bool>(false) || path == "/var/lib/fingerprintd");
+          if (path.starts_with("/var/log") || host_paths.count(name)) {
+            EXPECT_TRUE(m["readOnly"].as<bool>(false) || path == "/var/lib/fingerprintd" ||
+                        (releases && empty_dirs.count(name) && !host_paths.count(name)));
           }
         }
       }
     }
   }
+}
+
+uint64_t Quantity(const std::string& text) {
+  uint64_t number = std::stoull(text);
+  if (text.ends_with("Gi")) return number << 30;
+  if (text.ends_with("Mi")) return number << 20;
+  if (text.ends_with("Ki")) return number << 10;
+  return number;
+}
+
+// Issue 33: the emptyDir vLLM tees into stays bounded. The sidecar's config
+// releases what it read with a bound, the emptyDir's sizeLimit leaves most of
+// itself for a sidecar restart beyond that bound, and the file tee creates is
+// writable by the sidecar's group.
+TEST(K8sManifestsTest, TheSidecarKeepsTheTeedLogUnderABoundWellWithinTheEmptyDirSizeLimit) {
+  std::vector<YAML::Node> docs = Build("sidecar");
+  std::vector<YAML::Node> maps = OfKind(docs, "ConfigMap");
+  ASSERT_EQ(maps.size(), 1u);
+  const YAML::Node config = YAML::Load(maps[0]["data"]["fingerprintd.yaml"].as<std::string>());
+  const YAML::Node source = config["sources"][0];
+  EXPECT_TRUE(source["release_read_bytes"].as<bool>(false));
+  const uint64_t bound = Quantity(source["max_retained_bytes"].as<std::string>("0"));
+  std::vector<YAML::Node> deployments = OfKind(docs, "Deployment");
+  ASSERT_EQ(deployments.size(), 1u);
+  const YAML::Node pod = PodSpec(deployments[0]);
+  uint64_t size_limit = 0;
+  for (const YAML::Node& v : pod["volumes"]) {
+    if (v["name"].as<std::string>() == "vllm-log") {
+      size_limit = Quantity(v["emptyDir"]["sizeLimit"].as<std::string>());
+    }
+  }
+  EXPECT_GT(bound, 0u);
+  EXPECT_LE(4 * bound, size_limit) << "the sizeLimit leaves room for a sidecar restart";
+  for (const YAML::Node& c : pod["containers"]) {
+    if (IsFingerprintd(c)) {
+      EXPECT_EQ(pod["securityContext"]["fsGroup"].as<int64_t>(-1),
+                c["securityContext"]["runAsGroup"].as<int64_t>(-2));
+    } else {
+      EXPECT_THAT(c["args"][0].as<std::string>(), HasSubstr("umask 0002"));
+      EXPECT_THAT(c["args"][0].as<std::string>(), HasSubstr("tee -a /var/log/vllm/"));
+    }
+  }
+  std::ifstream in(K8sDir() + "/sidecar/deployment.yaml");
+  const std::string manifest((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  EXPECT_THAT(manifest, HasSubstr("At the limit the kubelet evicts the pod"));
 }
 
 TEST(K8sManifestsTest, ReplayJobIsIndexedWithAsManyShardsAsCompletions) {

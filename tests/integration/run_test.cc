@@ -106,23 +106,6 @@ TEST_F(RunTest, KillNineAndRestartReportTheIncidentOnceWithTheSameId) {
   ExpectOneCompleteIncident();
 }
 
-// The audit (`run --audit`, daemon/audit.h) as digest -> times recorded.
-std::map<std::string, int> AuditedDigests(const fs::path& audit) {
-  std::map<std::string, int> out;
-  std::istringstream in(ReadFile(audit));
-  for (std::string line; std::getline(in, line);) ++out[line.substr(0, 16)];
-  return out;
-}
-
-std::string DigestOf(const std::string& line) {
-  const auto* bytes = reinterpret_cast<const Bytef*>(line.data());
-  uint64_t d = crc32(0L, bytes, static_cast<uInt>(line.size())) << 32 |
-               adler32(1L, bytes, static_cast<uInt>(line.size()));
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(d));
-  return hex;
-}
-
 // Found by bench/soak.sh: the checkpoint's safe offset stays at the start-up
 // lines a rule may still need (maxspan), so after a copytruncate the restart
 // must read them again from the copy; it started the emptied file at the

@@ -11,12 +11,15 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -68,6 +71,37 @@ inline std::string Slice(const std::vector<std::string>& lines, size_t from, siz
   std::string out;
   for (size_t i = from; i < to && i < lines.size(); ++i) out += lines[i] + "\n";
   return out;
+}
+
+// The audit (`run --audit`, daemon/audit.h) as digest -> times recorded.
+inline std::map<std::string, int> AuditedDigests(const fs::path& audit) {
+  std::map<std::string, int> out;
+  std::istringstream in(ReadFile(audit));
+  for (std::string line; std::getline(in, line);) ++out[line.substr(0, 16)];
+  return out;
+}
+
+// A line's digest as the audit writes it.
+inline std::string DigestOf(const std::string& line) {
+  const auto* bytes = reinterpret_cast<const Bytef*>(line.data());
+  uint64_t d = crc32(0L, bytes, static_cast<uInt>(line.size())) << 32 |
+               adler32(1L, bytes, static_cast<uInt>(line.size()));
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(d));
+  return hex;
+}
+
+// The value of the first sample of `family` (its name up to '{' or ' ') in a
+// /metrics body; -1 when absent.
+inline double MetricValue(const std::string& body, const std::string& family) {
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(family, 0) == 0 && line.size() > family.size() &&
+        (line[family.size()] == '{' || line[family.size()] == ' ')) {
+      return std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return -1;
 }
 
 // The port of the last "http: listening on 127.0.0.1:PORT" line in a

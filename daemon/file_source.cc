@@ -1,0 +1,246 @@
+// FileSource: see file_source.h.
+#include "file_source.h"
+
+#include <re2/re2.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "clock.h"
+#include "source/glob.h"
+
+namespace fingerprintd::daemon {
+
+namespace asio = boost::asio;
+
+FileSource::FileSource(asio::io_context& io, const config::SourceConfig& config,
+                       const config::TailerConfig& tailer_config, Pipeline& pipeline,
+                       sink::Metrics& metrics, const RestoredSources& restored,
+                       std::function<void()> on_read, std::function<void()> request_checkpoint,
+                       AuditLog* audit)
+    : on_read_(std::move(on_read)),
+      request_checkpoint_(std::move(request_checkpoint)),
+      config_(config),
+      tailer_config_(tailer_config),
+      pipeline_(pipeline),
+      metrics_(metrics),
+      restored_(restored),
+      audit_(audit),
+      descriptor_(io) {
+  if (!config.deployment_from.empty())
+    deployment_from_ = config::CompileDeploymentFrom(config.deployment_from);
+  source::TailerOptions options;
+  options.paths = config.paths;
+  options.exclude = config.exclude;
+  options.ignore_older_us = config.ignore_older_us;
+  options.start_at_end = config.start_at == config::StartAt::kEnd;
+  options.max_line_bytes = tailer_config.max_line_bytes;
+  options.partial_line_timeout_us = tailer_config.partial_line_timeout_us;
+  options.max_files = tailer_config.max_files;
+  tailer_ = std::make_unique<source::Tailer>(options, metrics, *this);
+}
+
+FileSource::~FileSource() = default;
+
+Status FileSource::Start() {
+  if (tailer_config_.inotify) {
+    auto watcher = source::InotifyWatcher::Create();
+    if (watcher.ok()) {
+      watcher_ = std::move(*watcher);
+      tailer_->SetWatcher(watcher_.get());
+      descriptor_.assign(::dup(watcher_->fd()));
+    } else {
+      spdlog::warn("inotify unavailable ({}); polling every {} ms", watcher.status().message(),
+                   tailer_config_.poll_interval_us / 1000);
+    }
+  }
+  int64_t now = WallNowMicros();
+  tailer_->Rescan(now);
+  last_rescan_us_ = last_poll_us_ = now;
+  spdlog::info("file source {}: {} file(s) at start", config_.paths.front(),
+               tailer_->Streams().size());
+  if (config_.release_read_bytes) {
+    spdlog::info(
+        "file source {}: releasing the disk blocks of what was read and checkpointed; each "
+        "file kept under {} bytes on disk while the daemon keeps up",
+        config_.paths.front(), config_.max_retained_bytes);
+  }
+  AfterRead();
+  WaitForInotify();
+  return OkStatus();
+}
+
+void FileSource::Stop() {
+  stopped_ = true;
+  boost::system::error_code ec;
+  descriptor_.cancel(ec);
+  descriptor_.close(ec);
+}
+
+void FileSource::Tick(int64_t now_us) {
+  int64_t poll_every =
+      Polling() ? tailer_config_.poll_interval_us : tailer_config_.safety_rescan_interval_us;
+  if (tailer_->HasMoreToRead() || now_us - last_poll_us_ >= poll_every) {
+    tailer_->Poll(now_us);
+    last_poll_us_ = now_us;
+  }
+  tailer_->Tick(now_us);
+  AfterRead();
+}
+
+void FileSource::Rescan(int64_t now_us) {
+  if (!Polling() && now_us - last_rescan_us_ < tailer_config_.safety_rescan_interval_us) return;
+  tailer_->Rescan(now_us);
+  last_rescan_us_ = now_us;
+  AfterRead();
+}
+
+void FileSource::AppendCheckpoint(const Pipeline& pipeline,
+                                  std::vector<source::SourceCheckpoint>* out) const {
+  for (const auto& [stream, id] : ids_) {
+    source::SourceCheckpoint& cp = out->emplace_back();
+    cp.name = stream;
+    cp.safe = pipeline.SafePosition(id);
+    cp.pieces = tailer_->PiecesFor(stream, cp.safe.offset);
+  }
+}
+
+void FileSource::PrepareCheckpoint(const Pipeline& pipeline) {
+  if (!config_.release_read_bytes) return;
+  for (const auto& [stream, id] : ids_) {
+    auto it = release_.find(stream);
+    if (it == release_.end()) {
+      it = release_.emplace(stream, source::ReleasePolicy(config_.max_retained_bytes)).first;
+    }
+    source::ReleasePolicy& policy = it->second;
+    bool forced = false;
+    const uint64_t target =
+        policy.Target(pipeline.SafePosition(id).offset, pipeline.NextPosition(id).offset, &forced);
+    const uint64_t before = policy.allowed();
+    policy.Allowed(tailer_->AllowRelease(stream, target));
+    if (forced && policy.allowed() > before) {
+      metrics_.RetainedBytesEvicted();
+      spdlog::warn(
+          "{}: the pipeline holds lines more than max_retained_bytes/4 back; releasing up to "
+          "byte {} anyway (a restart resumes there)",
+          stream, policy.allowed());
+    }
+  }
+}
+
+void FileSource::CheckpointCommitted() {
+  if (!config_.release_read_bytes) return;
+  for (const auto& [stream, policy] : release_) {
+    StatusOr<source::ReleaseResult> released = tailer_->Release(stream);
+    if (!released.ok()) {
+      metrics_.ReleaseFailed();
+      spdlog::error("release_read_bytes: {}; its read bytes stay on disk",
+                    released.status().message());
+      continue;
+    }
+    if (released->released_bytes > 0) metrics_.BytesReleased(released->released_bytes);
+    if (released->allocated_bytes > policy.bound()) {
+      metrics_.ReleaseOverBound();
+      spdlog::warn(
+          "{}: {} bytes on disk after a release, over max_retained_bytes {} (written "
+          "faster than read)",
+          released->path, released->allocated_bytes, policy.bound());
+    }
+  }
+}
+
+bool FileSource::Matches(const std::string& stream) const {
+  for (const std::string& glob : config_.paths) {
+    std::string absolute =
+        glob.starts_with("/") ? glob : (std::filesystem::current_path() / glob).string();
+    if (source::GlobMatch(std::filesystem::path(absolute).lexically_normal().string(), stream)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Pipeline::SourceId FileSource::Register(const std::string& stream) {
+  if (auto it = ids_.find(stream); it != ids_.end()) return it->second;
+  SourceSpec spec;
+  spec.name = stream;
+  spec.deployment = config::DeploymentForPath(config_.labels, deployment_from_.get(), stream);
+  spec.labels = config_.labels;
+  spec.labels.erase("deployment");
+  spec.parser.envelope = config_.format;
+  spec.parser.max_line_bytes = tailer_config_.max_line_bytes;
+  spec.parser.now_us = WallNowMicros();
+  spec.parser.current_year = CurrentYear();
+  if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
+  Pipeline::SourceId id = pipeline_.AddSource(spec);
+  ids_[stream] = id;
+  if (config_.release_read_bytes) {
+    release_.insert_or_assign(stream, source::ReleasePolicy(config_.max_retained_bytes));
+  }
+  spdlog::info("tailing {} (deployment {})", stream, spec.deployment);
+  return id;
+}
+
+std::optional<source::StreamCheckpoint> FileSource::OnOpen(const std::string& stream) {
+  Register(stream);
+  auto it = restored_.find(stream);
+  if (it == restored_.end()) return std::nullopt;
+  spdlog::info("{}: resuming from its checkpoint at byte {}", stream, it->second.safe.offset);
+  return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset};
+}
+
+void FileSource::OnLine(const std::string& stream, std::string_view line, uint64_t offset) {
+  Pipeline::SourceId id = Register(stream);  // again after a deletion (OnEnded)
+  if (audit_ != nullptr) audit_->OnFileLine(stream, line, offset);
+  pipeline_.Feed(id, line, offset);
+  if (config_.release_read_bytes) {
+    auto it = release_.find(stream);
+    if (it != release_.end()) {
+      it->second.OnLine(offset);
+      release_due_ = release_due_ || it->second.due();
+    }
+  }
+}
+
+void FileSource::OnSwitched(const std::string& stream, bool truncated, const std::string& copy) {
+  if (!truncated) {
+    spdlog::info("{}: rotated; reading on from its byte 0", stream);
+  } else if (!copy.empty()) {
+    spdlog::info(
+        "{}: truncated (copytruncate); reading what was not read yet from its copy {}, "
+        "then on from its byte 0",
+        stream, copy);
+  } else {
+    spdlog::info("{}: truncated, no copy found beside it; reading on from its byte 0", stream);
+  }
+}
+
+void FileSource::OnEnded(const std::string& stream) {
+  spdlog::info("{} was deleted; read to its end", stream);
+  release_.erase(stream);
+  auto it = ids_.find(stream);
+  if (it == ids_.end()) return;
+  pipeline_.ForgetSource(it->second);
+  ids_.erase(it);
+}
+
+void FileSource::WaitForInotify() {
+  if (!watcher_ || stopped_) return;
+  descriptor_.async_wait(asio::posix::stream_descriptor::wait_read,
+                         [this](const boost::system::error_code& ec) {
+                           if (ec || stopped_) return;
+                           tailer_->HandleInotify(WallNowMicros());
+                           on_read_();
+                           AfterRead();
+                           WaitForInotify();
+                         });
+}
+
+void FileSource::AfterRead() {
+  if (!release_due_ || stopped_) return;
+  release_due_ = false;
+  request_checkpoint_();
+}
+
+}  // namespace fingerprintd::daemon

@@ -1,0 +1,115 @@
+// FileSource: one `type: file` source of the daemon: a source::Tailer over its
+// globs feeding the Pipeline, woken by inotify through a
+// posix::stream_descriptor, polled as a fallback (run.cc drives the timers).
+//
+// With `release_read_bytes: true` it also keeps the files it tails bounded on
+// disk (source/release_policy.h): before each checkpoint is taken,
+// PrepareCheckpoint() allows each stream's release up to its target (the
+// checkpoint records it); once the checkpoint is committed,
+// CheckpointCommitted() punches those blocks out. When a stream has read half
+// its bound past the last release, `request_checkpoint` asks the daemon for a
+// checkpoint now. A file that cannot be released (its file system cannot punch
+// holes, it is not writable) is logged with the reason and counted once.
+//
+// Threading: the daemon's io_context thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "audit.h"
+#include "config/config.h"
+#include "fingerprintd/pipeline.h"
+#include "live_source.h"
+#include "sink/metrics.h"
+#include "source/checkpoint_store.h"
+#include "source/inotify_watcher.h"
+#include "source/release_policy.h"
+#include "source/tailer.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace fingerprintd::daemon {
+
+using RestoredSources = std::map<std::string, source::SourceCheckpoint>;
+
+class FileSource final : public LiveSource, public source::TailerClient {
+ public:
+  // `on_read`: after each inotify wake-up (Daemon::Wake). `request_checkpoint`:
+  // a release is due (see above). `restored`, `metrics` and `audit` (may be
+  // null) must outlive the source.
+  FileSource(boost::asio::io_context& io, const config::SourceConfig& config,
+             const config::TailerConfig& tailer_config, Pipeline& pipeline, sink::Metrics& metrics,
+             const RestoredSources& restored, std::function<void()> on_read,
+             std::function<void()> request_checkpoint, AuditLog* audit);
+  ~FileSource() override;
+
+  // LiveSource
+  Status Start() override;
+  void Stop() override;
+  void Tick(int64_t now_us) override;
+  void Rescan(int64_t now_us) override;
+  void AppendCheckpoint(const Pipeline& pipeline,
+                        std::vector<source::SourceCheckpoint>* out) const override;
+  void PrepareCheckpoint(const Pipeline& pipeline) override;
+  void CheckpointCommitted() override;
+  std::string_view Type() const override { return "file"; }
+  size_t OpenStreams() const override { return tailer_->Streams().size(); }
+
+  // True when one of this source's globs matches `stream`.
+  bool Matches(const std::string& stream) const;
+  // Registers `stream` with the pipeline (once); its checkpoint, if any, sets
+  // where the pipeline expects it to resume.
+  Pipeline::SourceId Register(const std::string& stream);
+
+  // TailerClient
+  std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override;
+  void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override;
+  void OnSwitched(const std::string& stream, bool truncated, const std::string& copy) override;
+  // A deleted file is forgotten by the pipeline (nothing of it is kept for
+  // the life of the daemon); if its path comes back, OnLine registers the
+  // continuation as a fresh source.
+  void OnEnded(const std::string& stream) override;
+
+ private:
+  // Without inotify (or with its watches exhausted) files are polled every
+  // poll_interval and globs rescanned every rescan_interval. With inotify
+  // every directory of the globs is watched, so both are only a safety net,
+  // run every safety_rescan_interval: a rescan walks every directory of the
+  // globs, which for 1,000 pods is most of what an idle daemon would cost.
+  bool Polling() const { return !watcher_ || watcher_->exhausted(); }
+  void WaitForInotify();
+  // After a read: asks for a checkpoint when a stream's release is due.
+  void AfterRead();
+
+  std::function<void()> on_read_;
+  std::function<void()> request_checkpoint_;
+  config::SourceConfig config_;
+  config::TailerConfig tailer_config_;
+  Pipeline& pipeline_;
+  sink::Metrics& metrics_;
+  const RestoredSources& restored_;
+  AuditLog* audit_;  // null without --audit
+  std::unique_ptr<re2::RE2> deployment_from_;
+  std::unique_ptr<source::InotifyWatcher> watcher_;
+  std::unique_ptr<source::Tailer> tailer_;
+  boost::asio::posix::stream_descriptor descriptor_;
+  std::map<std::string, Pipeline::SourceId> ids_;
+  // release_read_bytes: one policy per stream, and whether one is due.
+  std::map<std::string, source::ReleasePolicy> release_;
+  bool release_due_ = false;
+  int64_t last_poll_us_ = 0;
+  int64_t last_rescan_us_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace fingerprintd::daemon

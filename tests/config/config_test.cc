@@ -460,5 +460,38 @@ TEST(ConfigTest, CommandLineLabelsGoOnEverySourceOverTheFilesOwn) {
   EXPECT_THAT(bad.status().message(), HasSubstr("--label: expected key=value"));
 }
 
+TEST(ConfigTest, AFileSourceReleasesReadBytesUnderItsBoundOnlyWithACheckpointDir) {
+  auto config =
+      ParseConfig("f.yaml",
+                  "sources:\n  - type: file\n    paths: [x]\n    release_read_bytes: true\n"
+                  "    max_retained_bytes: 1Gi\ncheckpoint_dir: /tmp/cp\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_TRUE(config->sources[0].release_read_bytes);
+  EXPECT_EQ(config->sources[0].max_retained_bytes, 1ull << 30);
+  config = ParseConfig("f.yaml",
+                       "sources:\n  - {type: file, paths: [x], release_read_bytes: true, "
+                       "max_retained_bytes: 33554432}\ncheckpoint_dir: /tmp/cp\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->sources[0].max_retained_bytes, 32u << 20);
+  config = ParseConfig("f.yaml", "sources:\n  - {type: file, paths: [x]}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_FALSE(config->sources[0].release_read_bytes);
+  EXPECT_EQ(config->sources[0].max_retained_bytes, 256u << 20);
+
+  EXPECT_EQ(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    release_read_bytes: true\n"),
+            "f.yaml:4: sources[0].release_read_bytes: needs a checkpoint_dir: bytes are released "
+            "once a checkpoint has committed them");
+  EXPECT_EQ(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    max_retained_bytes: 1Gi\n"),
+            "f.yaml:4: sources[0].max_retained_bytes: only with release_read_bytes: true");
+  EXPECT_EQ(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    release_read_bytes: true\n"
+                    "    max_retained_bytes: 1GB\ncheckpoint_dir: /tmp/cp\n"),
+            "f.yaml:5: sources[0].max_retained_bytes: expected a size in bytes (e.g. 268435456, "
+            "256Mi, 1Gi), got '1GB'");
+  EXPECT_EQ(ErrorOf("sources:\n  - type: file\n    paths: [x]\n    release_read_bytes: true\n"
+                    "    max_retained_bytes: 8Mi\ncheckpoint_dir: /tmp/cp\n"),
+            "f.yaml:5: sources[0].max_retained_bytes: must be at least 16Mi (a read of 8 MiB and "
+            "room for the writer)");
+}
+
 }  // namespace
 }  // namespace fingerprintd::config

@@ -83,6 +83,17 @@ class TailerReleaseTest : public ::testing::Test {
     options.start_at_end = false;
     return std::make_unique<Tailer>(options, events_, client);
   }
+  // A tailer that has read the file as it is (the daemon's first life).
+  std::unique_ptr<Tailer> ReadAll(LinesClient& client) {
+    auto tailer = MakeTailer(client);
+    tailer->Rescan(now_);
+    return tailer;
+  }
+  // The daemon restarted from `checkpoint`: a tailer that has read what it resumes.
+  std::unique_ptr<Tailer> Restart(LinesClient& client, const StreamCheckpoint& checkpoint) {
+    client.checkpoint = checkpoint;
+    return ReadAll(client);
+  }
   // Lines [from, to) with their offsets, as the tailer must hand them out.
   static std::vector<std::pair<std::string, uint64_t>> Expected(size_t from, size_t to) {
     std::vector<std::pair<std::string, uint64_t>> out;
@@ -99,8 +110,7 @@ class TailerReleaseTest : public ::testing::Test {
 TEST_F(TailerReleaseTest, AReleasedFileKeepsItsSizeFreesItsBlocksAndIsReadOnWithoutATruncation) {
   AppendLines(0, 20'000);  // 2 MB
   LinesClient client;
-  auto tailer = MakeTailer(client);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(client);
   ASSERT_EQ(client.lines.size(), 20'000u);
   EXPECT_GE(Allocated(path_), 2'000'000u);
 
@@ -129,8 +139,7 @@ TEST_F(TailerReleaseTest, AReleasedFileKeepsItsSizeFreesItsBlocksAndIsReadOnWith
 TEST_F(TailerReleaseTest, NothingNotYetReadIsReleased) {
   AppendLines(0, 1'000);
   LinesClient client;
-  auto tailer = MakeTailer(client);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(client);
   AppendLines(1'000, 50'000);                                    // written, not read
   EXPECT_EQ(tailer->AllowRelease(path_, 10'000'000), 100'000u);  // clamped to what was read
   ASSERT_TRUE(tailer->Release(path_).ok());
@@ -141,8 +150,7 @@ TEST_F(TailerReleaseTest, NothingNotYetReadIsReleased) {
 TEST_F(TailerReleaseTest, ARestartFromTheCheckpointOfAReleasedFileResumesAtItsSafeOffsetExactly) {
   AppendLines(0, 30'000);
   LinesClient first;
-  auto tailer = MakeTailer(first);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(first);
   // The pipeline still needs line 25,000 on: released below it, checkpointed there.
   const uint64_t safe = 25'000 * kLineBytes;
   ASSERT_EQ(tailer->AllowRelease(path_, safe), safe);
@@ -154,9 +162,7 @@ TEST_F(TailerReleaseTest, ARestartFromTheCheckpointOfAReleasedFileResumesAtItsSa
   AppendLines(30'000, 31'000);  // written while the daemon restarts
 
   LinesClient second;
-  second.checkpoint = checkpoint;
-  auto restarted = MakeTailer(second);
-  restarted->Rescan(now_);
+  auto restarted = Restart(second, checkpoint);
   EXPECT_EQ(second.lines, Expected(25'000, 31'000));
   EXPECT_EQ(restarted->stats().checkpoint_pieces_missing, 0u);
   EXPECT_EQ(restarted->stats().truncations, 0u);
@@ -171,17 +177,14 @@ TEST_F(TailerReleaseTest, ARestartFromTheCheckpointOfAReleasedFileResumesAtItsSa
 TEST_F(TailerReleaseTest, ACheckpointCommittedBeforeTheReleaseWasDoneStillFindsTheFile) {
   AppendLines(0, 10'000);
   LinesClient first;
-  auto tailer = MakeTailer(first);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(first);
   const uint64_t safe = 9'000 * kLineBytes;
   tailer->AllowRelease(path_, safe);
   StreamCheckpoint checkpoint{tailer->PiecesFor(path_, safe), safe};
   tailer.reset();  // killed before Release(): the head is still there
 
   LinesClient second;
-  second.checkpoint = checkpoint;
-  auto restarted = MakeTailer(second);
-  restarted->Rescan(now_);
+  auto restarted = Restart(second, checkpoint);
   EXPECT_EQ(second.lines, Expected(9'000, 10'000));
   EXPECT_EQ(restarted->stats().checkpoint_pieces_missing, 0u);
 }
@@ -191,8 +194,7 @@ TEST_F(TailerReleaseTest, ARestartWhoseSafeOffsetWasReleasedResumesWhereTheRelea
   // bytes between read as zeros and are not read again; no line of NULs.
   AppendLines(0, 10'000);
   LinesClient first;
-  auto tailer = MakeTailer(first);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(first);
   const uint64_t safe = 1'000 * kLineBytes, released_to = 8'000 * kLineBytes;
   tailer->AllowRelease(path_, released_to);
   StreamCheckpoint checkpoint{tailer->PiecesFor(path_, safe), safe};
@@ -200,17 +202,14 @@ TEST_F(TailerReleaseTest, ARestartWhoseSafeOffsetWasReleasedResumesWhereTheRelea
   tailer.reset();
 
   LinesClient second;
-  second.checkpoint = checkpoint;
-  auto restarted = MakeTailer(second);
-  restarted->Rescan(now_);
+  auto restarted = Restart(second, checkpoint);
   EXPECT_EQ(second.lines, Expected(8'000, 10'000));
 }
 
 TEST_F(TailerReleaseTest, AReleasedFileTruncatedAndWrittenAgainIsATruncation) {
   AppendLines(0, 10'000);
   LinesClient client;
-  auto tailer = MakeTailer(client);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(client);
   tailer->AllowRelease(path_, tailer->NextOffset(path_));
   ASSERT_TRUE(tailer->Release(path_).ok());
   // Emptied and written past where it was read before the next poll: only
@@ -232,8 +231,7 @@ TEST_F(TailerReleaseTest, AWriterAppendingDuringReleasesLosesNoLineAndItsFileSta
   constexpr size_t kBatch = 500;
   AppendLines(0, 1);
   LinesClient client;
-  auto tailer = MakeTailer(client);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(client);
   std::atomic<size_t> written{1};
   std::thread writer([&] {
     for (size_t i = 1; i < kLines; i += kBatch) {
@@ -249,10 +247,11 @@ TEST_F(TailerReleaseTest, AWriterAppendingDuringReleasesLosesNoLineAndItsFileSta
     ASSERT_TRUE(result.ok()) << result.status().message();
     released += result->released_bytes;
     // What the blocks hold beyond the bytes not read yet (sampled after the
-    // release, the writer still going): the block the next line starts in.
+    // release, the writer still going, so the blocks before the size): the
+    // block the next line starts in.
+    const uint64_t allocated = Allocated(path_);
     const uint64_t size = static_cast<uint64_t>(Stat(path_).st_size);
     const uint64_t unread = size - tailer->NextOffset(path_);
-    const uint64_t allocated = Allocated(path_);
     max_unread = std::max(max_unread, unread);
     if (allocated > unread) max_over_unread = std::max(max_over_unread, allocated - unread);
   }
@@ -276,8 +275,7 @@ TEST_F(TailerReleaseTest, AFileThatCannotBeWrittenIsRefusedOnceNamingTheFileAndT
     GTEST_SKIP() << "cannot make a file immutable here (needs CAP_LINUX_IMMUTABLE)";
   }
   LinesClient client;
-  auto tailer = MakeTailer(client);
-  tailer->Rescan(now_);
+  auto tailer = ReadAll(client);
   tailer->AllowRelease(path_, tailer->NextOffset(path_));
   auto refused = tailer->Release(path_);
   auto again = tailer->Release(path_);

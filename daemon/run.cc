@@ -1,9 +1,12 @@
 // `fingerprintd run`: the live daemon. One boost::asio::io_context thread owns
-// everything: the file sources (a Tailer each, woken by inotify through a
-// posix::stream_descriptor, polled as a fallback, their globs rescanned on a
-// timer), the Pipeline they feed, the timer that advances it on wall time, the
-// checkpoint timer and the signals. The parse/rules/correlate stages stay
-// synchronous and clock-free; only this file reads the clock.
+// everything: the file sources (file_source.h: a Tailer each, woken by inotify
+// through a posix::stream_descriptor, polled as a fallback, their globs
+// rescanned on a timer), the Pipeline they feed, the timer that advances it on
+// wall time, the checkpoint timer and the signals. The parse/rules/correlate
+// stages stay synchronous and clock-free; only daemon/ reads the clock
+// (clock.h). After each committed checkpoint a file source with
+// release_read_bytes releases what it no longer needs from disk, and one that
+// read half its bound past its last release asks for a checkpoint at once.
 //
 // A source is a LiveSource (Start/Stop/AppendCheckpoint on the io_context); an
 // incident consumer is a correlate::IncidentSink added to the FanoutSink (the

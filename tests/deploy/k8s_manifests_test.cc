@@ -318,8 +318,8 @@ TEST(K8sManifestsTest, TheSidecarKeepsTheTeedLogUnderABoundWellWithinTheEmptyDir
       EXPECT_EQ(pod["securityContext"]["fsGroup"].as<int64_t>(-1),
                 c["securityContext"]["runAsGroup"].as<int64_t>(-2));
     } else {
-      EXPECT_THAT(c["args"][0].as<std::string>(), HasSubstr("umask 0002"));
-      EXPECT_THAT(c["args"][0].as<std::string>(), HasSubstr("tee -a /var/log/vllm/"));
+      EXPECT_THAT(c["args"][0].as<std::string>(),
+                  HasSubstr("{ umask 0002; exec tee -a /var/log/vllm/vllm.log; }"));
     }
   }
   std::ifstream in(K8sDir() + "/sidecar/deployment.yaml");

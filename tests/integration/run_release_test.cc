@@ -42,7 +42,7 @@ class ServingLines {
   explicit ServingLines(uint64_t total_lines) : total_(total_lines) {}
   // Appends line `i` with its '\n'.
   void Append(uint64_t i, std::string* out) const {
-    const uint64_t second = i * 34'200 / total_;
+    const uint64_t second = std::min<uint64_t>(i * 34'200 / total_, 34'199);
     char stamp[16];
     std::snprintf(stamp, sizeof(stamp), "03-12 %02d:%02d:%02d", static_cast<int>(second / 3600),
                   static_cast<int>(second / 60 % 60), static_cast<int>(second % 60));
@@ -163,13 +163,14 @@ TEST_F(RunReleaseTest, AGibibyteWrittenThroughTeeStaysUnderItsBoundOnDiskAndEver
   auto daemon = StartReleasing(kBound);
   ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
   Tee tee(LogPath());
-  const uint64_t total_lines = kTotal / 170;  // about 170 bytes a line
-  ServingLines serving(total_lines);
+  ServingLines serving(kTotal / 157);  // about 157 bytes a line
   uint64_t written_bytes = 0, written_lines = 0, max_allocated = 0;
   std::string chunk;
-  for (uint64_t i = 0; i < total_lines;) {
+  for (uint64_t i = 0; written_bytes < kTotal;) {
     chunk.clear();
-    for (; i < total_lines && chunk.size() < kMiB; ++i) serving.Append(i, &chunk);
+    for (; written_bytes + chunk.size() < kTotal && chunk.size() < kMiB; ++i) {
+      serving.Append(i, &chunk);
+    }
     ASSERT_TRUE(tee.Write(chunk));
     written_bytes += chunk.size();
     written_lines += Newlines(chunk);

@@ -94,6 +94,19 @@ class TailerReleaseTest : public ::testing::Test {
     client.checkpoint = checkpoint;
     return ReadAll(client);
   }
+  // The daemon's first life: reads the file, allows the release below
+  // `allow` and checkpoints at `safe` (as PrepareCheckpoint and the snapshot
+  // do), releases if `release` (the checkpoint was committed), then dies.
+  StreamCheckpoint FirstLife(uint64_t allow, uint64_t safe, bool release) {
+    LinesClient client;
+    auto tailer = ReadAll(client);
+    EXPECT_EQ(tailer->AllowRelease(path_, allow), allow);
+    StreamCheckpoint checkpoint{tailer->PiecesFor(path_, safe), safe};
+    if (release) {
+      EXPECT_TRUE(tailer->Release(path_).ok());
+    }
+    return checkpoint;
+  }
   // Lines [from, to) with their offsets, as the tailer must hand them out.
   static std::vector<std::pair<std::string, uint64_t>> Expected(size_t from, size_t to) {
     std::vector<std::pair<std::string, uint64_t>> out;
@@ -149,16 +162,11 @@ TEST_F(TailerReleaseTest, NothingNotYetReadIsReleased) {
 
 TEST_F(TailerReleaseTest, ARestartFromTheCheckpointOfAReleasedFileResumesAtItsSafeOffsetExactly) {
   AppendLines(0, 30'000);
-  LinesClient first;
-  auto tailer = ReadAll(first);
   // The pipeline still needs line 25,000 on: released below it, checkpointed there.
   const uint64_t safe = 25'000 * kLineBytes;
-  ASSERT_EQ(tailer->AllowRelease(path_, safe), safe);
-  StreamCheckpoint checkpoint{tailer->PiecesFor(path_, safe), safe};
+  StreamCheckpoint checkpoint = FirstLife(safe, safe, /*release=*/true);
   ASSERT_EQ(checkpoint.pieces.size(), 1u);
   EXPECT_EQ(checkpoint.pieces[0].released, safe);
-  ASSERT_TRUE(tailer->Release(path_).ok());
-  tailer.reset();
   AppendLines(30'000, 31'000);  // written while the daemon restarts
 
   LinesClient second;
@@ -176,12 +184,9 @@ TEST_F(TailerReleaseTest, ARestartFromTheCheckpointOfAReleasedFileResumesAtItsSa
 
 TEST_F(TailerReleaseTest, ACheckpointCommittedBeforeTheReleaseWasDoneStillFindsTheFile) {
   AppendLines(0, 10'000);
-  LinesClient first;
-  auto tailer = ReadAll(first);
   const uint64_t safe = 9'000 * kLineBytes;
-  tailer->AllowRelease(path_, safe);
-  StreamCheckpoint checkpoint{tailer->PiecesFor(path_, safe), safe};
-  tailer.reset();  // killed before Release(): the head is still there
+  // Killed before Release(): the head is still there.
+  StreamCheckpoint checkpoint = FirstLife(safe, safe, /*release=*/false);
 
   LinesClient second;
   auto restarted = Restart(second, checkpoint);
@@ -193,13 +198,8 @@ TEST_F(TailerReleaseTest, ARestartWhoseSafeOffsetWasReleasedResumesWhereTheRelea
   // The release went past what the pipeline held (release_policy.h): the
   // bytes between read as zeros and are not read again; no line of NULs.
   AppendLines(0, 10'000);
-  LinesClient first;
-  auto tailer = ReadAll(first);
-  const uint64_t safe = 1'000 * kLineBytes, released_to = 8'000 * kLineBytes;
-  tailer->AllowRelease(path_, released_to);
-  StreamCheckpoint checkpoint{tailer->PiecesFor(path_, safe), safe};
-  ASSERT_TRUE(tailer->Release(path_).ok());
-  tailer.reset();
+  StreamCheckpoint checkpoint =
+      FirstLife(/*allow=*/8'000 * kLineBytes, /*safe=*/1'000 * kLineBytes, /*release=*/true);
 
   LinesClient second;
   auto restarted = Restart(second, checkpoint);

@@ -147,7 +147,12 @@ TEST_F(RunTest, SigkillAfterACopytruncateRereadsTheCheckpointedLinesFromTheCopyO
   for (const std::string& line : lines_) ++written[DigestOf(line)];
   ++written[DigestOf(later)];
   EXPECT_EQ(audited, written);
-  ExpectOneCompleteIncident();
+  // The test pauses in the middle of rank 1's traceback (line 118) while it
+  // waits for the checkpoint (every 5 s) and the metrics; a pause longer than
+  // the traceback timeout (5 s of quiet) decides the open part, and the rest
+  // is a traceback cut above its frames: rank 1 is then a partial hit with
+  // another fingerprint, so `identical` depends on the machine's pace.
+  ExpectOneCompleteIncident({}, /*identical=*/false);
 }
 
 // A TCP connection to 127.0.0.1:port, -1 when refused.

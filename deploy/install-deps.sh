@@ -3,6 +3,16 @@
 # Idempotent: calls apt-get only for packages that are not installed yet, so
 # `make demo` / `make test` on a machine that already has them never touches apt.
 # This is the only place the project's packages come from (README, CI, Makefile).
+#
+#   deploy/install-deps.sh                  what `make demo` and `make test` need
+#   deploy/install-deps.sh containers deb   that, and the optional groups named
+#
+# The optional groups are host tools that only some targets ask for, so a
+# newcomer's `make demo` does not pull a container engine:
+#   containers  make image / test-image / test-deb: podman with runc (crun
+#               refuses some kernels' cgroup layouts), mmdebstrap for the
+#               locally made Debian 12 base image (deploy/image/base.sh)
+#   deb         make deb: lintian, run on the package it builds
 set -euo pipefail
 
 PACKAGES=(
@@ -17,6 +27,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   zlib1g-dev
   python3  # tests/golden/tools/check_fixtures.py, run by ctest
+  file     # cpack's DEB generator looks for ELF files with it (make deb, the image)
   # Real peers for the end-to-end tests (make test); none is linked in:
   prometheus              # promtool check/test rules; e2e scrape + alert firing
   prometheus-alertmanager # e2e: the daemon's pushed alerts
@@ -35,6 +46,16 @@ PACKAGES=(
 if ! command -v kubectl >/dev/null 2>&1; then
   PACKAGES+=(kubernetes-client)
 fi
+
+CONTAINER_TOOLS=(podman runc mmdebstrap)
+DEB_TOOLS=(lintian)
+for group in "$@"; do
+  case "$group" in
+    containers) PACKAGES+=("${CONTAINER_TOOLS[@]}") ;;
+    deb) PACKAGES+=("${DEB_TOOLS[@]}") ;;
+    *) echo "install-deps: unknown group '$group' (containers, deb)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -1,11 +1,13 @@
 # The README's two commands: `make demo` and `make test`. Both install what is
 # missing (deploy/install-deps.sh), configure and build; nothing else is needed.
+# `make demo` builds only the daemon it runs; `make test` builds everything.
 JOBS ?= 2
 BUILD ?= build
 SANITIZE_BUILD ?= build-sanitize
+VERSION := $(shell grep -oP '^project.fingerprintd VERSION \K[0-9.]+' CMakeLists.txt)
 
-.PHONY: all deps build demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke fuzz-build \
-	check-real-corpus format-check clean
+.PHONY: all deps build daemon demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke \
+	fuzz-build check-real-corpus format-check clean image test-image deb test-deb
 
 all: build
 
@@ -18,12 +20,15 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
+daemon: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS) --target fingerprintd
+
 # The main job live: `fingerprintd run` on a temp dir while the bundled example
 # logs are written into it in pieces (examples/demo_live.sh prints each
 # incident as it appears and stops all it started); then a replay of the same
 # logs: one TP=2 deployment hitting the target fingerprint and one sibling
 # deployment, printed as text incidents.
-demo: build
+demo: daemon
 	@echo "== fingerprintd run: the example logs written live into a temp dir =="
 	@examples/demo_live.sh $(BUILD)/fingerprintd
 	@echo
@@ -90,8 +95,37 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
+# The container image (deploy/Dockerfile) built with podman, and run as users
+# run it (tests/deploy/image_test.py: replay against the host binary, the
+# sidecar's `run` read-only as 65532, SIGTERM, resume from the checkpoint).
+# The podman, runc and mmdebstrap they need are installed only for these.
+IMAGE ?= fingerprintd:$(VERSION)
+image:
+	@./deploy/install-deps.sh containers
+	deploy/image/build.sh $(IMAGE)
+test-image: daemon
+	@./deploy/install-deps.sh containers
+	python3 -B tests/deploy/image_test.py $(IMAGE) $(BUILD)/fingerprintd
+
+# The Debian package fingerprintd_$(VERSION)_<arch>.deb from the install rules
+# (cmake/Package.cmake), with the configure deploy/Dockerfile's build stage
+# runs; lintian on it. test-deb installs it into a fresh Debian 12 container.
+DEB_BUILD ?= build-deb
+$(DEB_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(DEB_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX=/usr -DFINGERPRINTD_HARDEN=ON
+deb: deps $(DEB_BUILD)/CMakeCache.txt
+	@./deploy/install-deps.sh deb
+	cmake --build $(DEB_BUILD) -j$(JOBS)
+	rm -f $(DEB_BUILD)/fingerprintd_*.deb
+	cd $(DEB_BUILD) && cpack -G DEB
+	lintian --display-info --show-overrides --fail-on error,warning $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
+	@ls -l $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
+test-deb:
+	@./deploy/install-deps.sh containers
+	python3 -B tests/deploy/deb_test.py $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
+
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD) $(MEMCHECK_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD) $(MEMCHECK_BUILD) $(DEB_BUILD)

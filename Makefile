@@ -115,10 +115,10 @@ $(DEB_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(DEB_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX=/usr -DFINGERPRINTD_HARDEN=ON
 deb: deps $(DEB_BUILD)/CMakeCache.txt
 	@./deploy/install-deps.sh deb
-	cmake --build $(DEB_BUILD) -j$(JOBS)
+	cmake --build $(DEB_BUILD) -j$(JOBS) --target fingerprintd fingerprintd_debian_changelog
 	rm -f $(DEB_BUILD)/fingerprintd_*.deb
 	cd $(DEB_BUILD) && cpack -G DEB
-	lintian --display-info --show-overrides --fail-on error,warning $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
+	lintian --display-info --fail-on error,warning $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
 	@ls -l $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
 test-deb:
 	@./deploy/install-deps.sh containers

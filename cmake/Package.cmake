@@ -50,7 +50,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # fingerprintd_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS adduser)
+# procps: the unit's ExecReload= runs /bin/kill, which minimal systems (containers) do not have.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, procps")
 # The extended description (CPack puts the summary above it and a space before each line).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "fingerprintd reads the logs of LLM inference workers (vLLM, SGLang,

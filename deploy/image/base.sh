@@ -7,10 +7,14 @@
 #   deploy/image/base.sh       (make image, make test-deb)
 #
 # Both are minbase (Essential and Priority: required packages, as Docker
-# Hub's debian images are), with bookworm, bookworm-updates and
-# bookworm-security in their apt sources. The -slim one leaves out
-# documentation, manual pages and locales as Docker Hub's -slim does
-# (dpkg path-exclude, kept in the image for packages installed later).
+# Hub's debian images are) with a merged /usr (usr-is-merged, not usrmerge
+# and the perl it pulls), bookworm, bookworm-updates and bookworm-security in
+# their apt sources, and Docker Hub's apt settings (its docker-clean and
+# docker-no-languages): no package caches or downloaded .debs left in a
+# layer, no translations, so `rm -rf /var/lib/apt/lists/*` is all a
+# Dockerfile cleans. The -slim one leaves out documentation, manual pages and
+# locales as Docker Hub's -slim does (dpkg path-exclude, kept in the image for
+# packages installed later).
 set -euo pipefail
 source "$(dirname "$0")/podman.sh"
 
@@ -18,6 +22,11 @@ MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SECURITY="${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
 SOURCES=("deb $MIRROR bookworm main" "deb $MIRROR bookworm-updates main"
          "deb $SECURITY bookworm-security main")
+CLEAN='rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true'
+COMMON=(--variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
+        --aptopt="DPkg::Post-Invoke { \"$CLEAN\"; }" --aptopt="APT::Update::Post-Invoke { \"$CLEAN\"; }"
+        --aptopt='Dir::Cache::pkgcache ""' --aptopt='Dir::Cache::srcpkgcache ""'
+        --aptopt='Acquire::Languages "none"')
 SLIM=(--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright'
       --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*'
       --dpkgopt='path-exclude=/usr/share/locale/*'
@@ -34,7 +43,7 @@ make_base() {  # make_base TAG [mmdebstrap options...]
   tar="$(mktemp --suffix=.tar)"
   trap 'rm -f "$tar"' RETURN
   echo "base: $tag from $MIRROR (mmdebstrap --variant=minbase bookworm)" >&2
-  mmdebstrap --quiet --variant=minbase "$@" bookworm "$tar" "${SOURCES[@]}"
+  mmdebstrap --quiet "${COMMON[@]}" "$@" bookworm "$tar" "${SOURCES[@]}"
   podman import --quiet \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["bash"]' "$tar" "$tag" >/dev/null

@@ -60,7 +60,8 @@ def host(*args, cwd=SOURCE_DIR):
 
 def install_deps_packages():
     """Every package deploy/install-deps.sh names, in any of its lists or groups."""
-    script = open(os.path.join(SOURCE_DIR, "deploy", "install-deps.sh")).read()
+    with open(os.path.join(SOURCE_DIR, "deploy", "install-deps.sh")) as f:
+        script = f.read()
     script = "\n".join(line.split("#", 1)[0] for line in script.splitlines())
     names = set()
     for body in re.findall(r"[A-Z_]+\+?=\(([^)]*)\)", script):
@@ -131,7 +132,8 @@ class ImageTest(unittest.TestCase):
         self.assertEqual(compilers, "")
 
     def test_the_sidecar_run_reports_stops_on_sigterm_and_resumes_from_its_checkpoint(self):
-        deployment_yaml = open(os.path.join(SIDECAR, "deployment.yaml")).read()
+        with open(os.path.join(SIDECAR, "deployment.yaml")) as f:
+            deployment_yaml = f.read()
         for setting in ("runAsUser: 65532", "runAsGroup: 65532", "readOnlyRootFilesystem: true",
                         "allowPrivilegeEscalation: false", "capabilities: {drop: [ALL]}",
                         "mountPath: /var/log/vllm\n              readOnly: true",
@@ -235,6 +237,9 @@ class ImageTest(unittest.TestCase):
         restored = wait_for("the restored incident on /incidents", incident, timeout=10)
         self.assertEqual(restored["incident_id"], served["incident_id"])
         self.assertEqual(incident_lines(stdout_of(second)), [], logs_of(second))
+        print(f"second container: resumed at offset {safe}, read the {after_checkpoint} bytes"
+              f" after it, {restored['incident_id']} back on /incidents, no incident on stdout",
+              file=sys.stderr)
         podman("stop", "--time", "2", second)
         self.assertEqual(podman("inspect", "--format", "{{.State.ExitCode}}",
                                 second).stdout.strip(), "0")

@@ -39,11 +39,16 @@ make_base() {  # make_base TAG [mmdebstrap options...]
   if podman image exists "$tag"; then
     return 0
   fi
-  local tar
+  local tar log
   tar="$(mktemp --suffix=.tar)"
-  trap 'rm -f "$tar"' RETURN
+  log="$(mktemp --suffix=.log)"
+  trap 'rm -f "$tar" "$log"' RETURN
   echo "base: $tag from $MIRROR (mmdebstrap --variant=minbase bookworm)" >&2
-  mmdebstrap --quiet "${COMMON[@]}" "$@" bookworm "$tar" "${SOURCES[@]}"
+  if ! mmdebstrap --quiet "${COMMON[@]}" "$@" bookworm "$tar" "${SOURCES[@]}" >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "base: mmdebstrap failed for $tag" >&2
+    return 1
+  fi
   podman import --quiet \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["bash"]' "$tar" "$tag" >/dev/null

@@ -6,8 +6,10 @@ its users run it (`make test-image`):
 - `replay` of examples/ mounted read-only prints the host binary's JSONL,
   byte for byte;
 - `run` as deploy/k8s/sidecar runs it: user 65532, read-only root filesystem
-  (no tmpfs either), no capabilities, no-new-privileges, the log directory
-  mounted read-only, the sidecar's config, a writable checkpoint volume. An
+  (no tmpfs either), no capabilities, no-new-privileges, the sidecar's config,
+  a writable checkpoint volume, and the log directory as the pod's emptyDir
+  is (fsGroup 65532, setgid; tee's umask 0002 makes the log group-writable,
+  for the sidecar's release_read_bytes). An
   example log written into the directory gives the incident on /incidents,
   the ranks on /metrics (from the host, through a published port) and a JSONL
   line on the container's stdout; /readyz answers; `podman stop` (SIGTERM)
@@ -136,17 +138,25 @@ class ImageTest(unittest.TestCase):
             deployment_yaml = f.read()
         for setting in ("runAsUser: 65532", "runAsGroup: 65532", "readOnlyRootFilesystem: true",
                         "allowPrivilegeEscalation: false", "capabilities: {drop: [ALL]}",
-                        "mountPath: /var/log/vllm\n              readOnly: true",
+                        "fsGroup: 65532", "umask 0002; exec tee -a /var/log/vllm/vllm.log",
+                        "mountPath: /var/log/vllm\n",
                         "mountPath: /var/lib/fingerprintd\n", "- --config\n"
                         "            - /etc/fingerprintd/fingerprintd.yaml"):
             self.assertIn(setting, deployment_yaml, "SIDECAR_SECURITY/ARGS follow deployment.yaml")
 
         tmp = tempfile.mkdtemp(prefix="fingerprintd-image-test-")
         self.addCleanup(shutil.rmtree, tmp, True)
+        # The emptyDir with fsGroup 65532 (setgid, group-writable), and tee's
+        # log in it with umask 0002.
         logs = os.path.join(tmp, "vllm")
         os.mkdir(logs)
-        os.chmod(logs, 0o755)
+        os.chmod(tmp, 0o755)
+        os.chown(logs, 0, 65532)
+        os.chmod(logs, 0o2775)
         log = os.path.join(logs, "vllm.log")
+        os.close(os.open(log, os.O_CREAT | os.O_WRONLY, 0o664))
+        os.chown(log, 0, 65532)
+        os.chmod(log, 0o664)
         name = f"fingerprintd-image-test-{os.getpid()}"
         volume = podman("volume", "create", name + "-state").stdout.strip()
         self.addCleanup(podman, "volume", "rm", "-f", volume, check=False, quiet=True)
@@ -156,7 +166,7 @@ class ImageTest(unittest.TestCase):
             container = name + suffix
             self.addCleanup(podman, "rm", "-f", "-t", "0", container, check=False, quiet=True)
             podman("run", "-d", "--name", container, *SIDECAR_SECURITY,
-                   "-v", f"{logs}:/var/log/vllm:ro", "-v", f"{volume}:/var/lib/fingerprintd",
+                   "-v", f"{logs}:/var/log/vllm", "-v", f"{volume}:/var/lib/fingerprintd",
                    "-v", f"{SIDECAR}/fingerprintd.yaml:/etc/fingerprintd/fingerprintd.yaml:ro",
                    "-p", f"127.0.0.1:{port}:9464", IMAGE, *SIDECAR_ARGS)
 

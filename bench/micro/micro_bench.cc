@@ -257,11 +257,12 @@ BENCHMARK(BM_ParseHeader);
 void BM_RuleSetMatch(benchmark::State& state) {
   const Corpus& c = GetCorpus();
   const std::shared_ptr<const rules::RuleSet> pack = Pack();
-  std::vector<int> atoms, matched;
+  rules::RuleSet::MatchScratch scratch;
+  std::vector<int> matched;
   for (auto _ : state) {
     size_t hits = 0;
     for (const std::string& m : c.messages) {
-      pack->Match(m, &atoms, &matched);
+      pack->Match(m, Level::kInfo, &scratch, &matched);
       hits += matched.size();
     }
     benchmark::DoNotOptimize(hits);

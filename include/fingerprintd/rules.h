@@ -8,7 +8,9 @@
 //
 // Rules are YAML (format in rules/README.md). Loading is all-or-nothing: the
 // first error returns `file:line: rule <id>: <field>: <reason>`. Every stage
-// pattern and fact pattern of the pack sits behind one literal prefilter:
+// pattern and fact pattern of the pack sits behind a literal prefilter (two
+// tiers: the patterns of ERROR and CRITICAL stages are asked about a text only
+// at those levels, so the rare error lines alone pay for them):
 // FilteredRE2 reduces each pattern to atoms (lowercased literals a match must
 // contain), and a LiteralScanner (rules/literal_scanner.h: 4-byte case-folded
 // windows in an L1-sized bitmap, probed every few bytes) finds which atoms a
@@ -160,17 +162,32 @@ class RuleSet {
     uint32_t owner;  // rule index or fact index
     uint32_t stage;  // stage index (kStage)
   };
-  // Appends the ids of every pattern matching `text` to `out` (cleared first).
-  // `atoms` is scratch space reused between calls.
-  void Match(std::string_view text, std::vector<int>* atoms, std::vector<int>* out) const;
-  // Match() for a text known to hold none of the atoms (LogRecord::atom_free_for):
-  // only the unfiltered patterns run.
-  void MatchAtomFree(std::string_view text, std::vector<int>* out) const;
-  // The prefilter's atoms (lowercased literals), for a whole-buffer search;
-  // empty when the prefilter does not use them case-folded as ASCII.
+  // Stages at this level or above (ERROR, CRITICAL) have their patterns in a
+  // tier of their own, asked about a text only when it could reach them.
+  static constexpr Level kErrorStageLevel = Level::kError;
+  // Scratch space for Match(), reused between calls (one per caller thread).
+  struct MatchScratch {
+    std::vector<int> atoms;
+    std::vector<int> local;
+  };
+  // Sets `out` to the ids, ascending, of every pattern matching `text` that
+  // could apply at `level`: fact patterns and stages below ERROR always;
+  // patterns of ERROR and CRITICAL stages only for a `level` of ERROR or
+  // above (a caller that may still raise a text's level, as the engine does
+  // for an unleveled tail line at end of input, passes kError).
+  void Match(std::string_view text, Level level, MatchScratch* scratch,
+             std::vector<int>* out) const;
+  // Match() for a text known to hold none of Atoms() (LogRecord::atom_free_for):
+  // of the every-line patterns only the unfiltered ones run.
+  void MatchAtomFree(std::string_view text, Level level, MatchScratch* scratch,
+                     std::vector<int>* out) const;
+  // The every-line patterns' atoms (lowercased literals), for a whole-buffer
+  // search; empty when the prefilter does not use them case-folded as ASCII.
+  // The error-stage patterns' atoms are not among them.
   const std::vector<std::string>& Atoms() const;
   const PatternRef& Ref(int id) const { return refs_[id]; }
-  // Patterns without a literal the prefilter can use; run on every line.
+  // Every-line patterns without a literal the prefilter can use; run on every
+  // line.
   size_t UnfilteredPatternCount() const;
   const re2::RE2& Pattern(int id) const;
 
@@ -179,6 +196,8 @@ class RuleSet {
       const std::vector<std::pair<std::string, std::string>>& files);
   RuleSet();
   Status Compile();
+  void Collect(std::string_view text, Level level, bool atom_free, MatchScratch* scratch,
+               std::vector<int>* out) const;
 
   std::vector<Rule> rules_;
   std::vector<FactExtractor> facts_;

@@ -111,9 +111,10 @@ struct RuleEngine::Impl {
   // looks at these, not at every process the source ever had.
   std::vector<uint32_t> pending_streams;
   std::vector<bool> fact_known;
-  std::vector<int> atoms, matches, joined;  // scratch, reused per line
-  std::vector<int> applied;                 // pattern ids ApplyMatches accepted (level passed)
-  std::string capture;                      // scratch
+  RuleSet::MatchScratch scratch;     // reused per line
+  std::vector<int> matches, joined;  // pattern ids, reused per line
+  std::vector<int> applied;          // pattern ids ApplyMatches accepted (level passed)
+  std::string capture;               // scratch
   // While OnTraceback decides its pending symptoms: their hits, held back
   // until every rule has been checked against that traceback.
   struct Decided {
@@ -254,18 +255,22 @@ struct RuleEngine::Impl {
       carry.text.clear();
       return;
     }
-    if (record.atom_free_for == rules.get()) {
-      rules->MatchAtomFree(record.message, &matches);
-    } else {
-      rules->Match(record.message, &atoms, &matches);
-    }
     const Level level = EffectiveLevel(record);
+    // An unleveled bare line may be promoted to ERROR at end of input
+    // (KeepTailLine): it is matched as one.
+    const bool tail_candidate = !record.headered && record.level == Level::kUnknown;
+    const Level match_level = tail_candidate ? RuleSet::kErrorStageLevel : level;
+    if (record.atom_free_for == rules.get()) {
+      rules->MatchAtomFree(record.message, match_level, &scratch, &matches);
+    } else {
+      rules->Match(record.message, match_level, &scratch, &matches);
+    }
     applied.clear();
     if (!matches.empty()) ApplyMatches(*stream, record, record.message, level, matches, false);
     Rejoin(record, level);
     if (record.headered) {
       tail.clear();
-    } else if (record.level == Level::kUnknown && matches.size() > applied.size()) {
+    } else if (tail_candidate && matches.size() > applied.size()) {
       KeepTailLine(record);
     }
   }
@@ -361,7 +366,7 @@ struct RuleEngine::Impl {
       carry.cut = LooksCutOff(record);
       ++carry.lines;
       carry.matched.insert(carry.matched.end(), applied.begin(), applied.end());
-      rules->Match(carry.text, &atoms, &joined);
+      rules->Match(carry.text, std::max(level, carry.level), &scratch, &joined);
       std::erase_if(joined, [&](int id) {
         return std::find(carry.matched.begin(), carry.matched.end(), id) != carry.matched.end();
       });

@@ -31,8 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!rule.id.empty());
     FUZZ_CHECK(!rule.stages.empty());
   }
-  std::vector<int> atoms, ids;
-  set.Match(text, &atoms, &ids);
+  fingerprintd::rules::RuleSet::MatchScratch scratch;
+  std::vector<int> ids;
+  set.Match(text, fingerprintd::Level::kError, &scratch, &ids);
   for (int id : ids) {
     const auto& ref = set.Ref(id);
     if (ref.kind == fingerprintd::rules::RuleSet::PatternRef::kStage) {

@@ -153,7 +153,7 @@ class: unknown
 severity: error
 sequence:
   - id: symptom
-    level: ERROR
+    level: WARNING
     patterns: [')" + pattern + R"(']
     symptom: true
 explanation: "x"
@@ -177,13 +177,14 @@ TEST(RuleSetMemoryTest, AHostileLineIsStillMatchedWhenThePatternsDfaOutgrowsItsB
   std::mt19937 rng(7);
   std::string line;
   while (line.size() < (256 << 10)) line += "xab"[rng() % 3];
-  std::vector<int> atoms, matches;
-  pack->Match(line + "yy", &atoms, &matches);
+  RuleSet::MatchScratch scratch;
+  std::vector<int> matches;
+  pack->Match(line + "yy", Level::kError, &scratch, &matches);
   const bool expected = RE2::PartialMatch(line + "yy", "x[ab]{16}y");
   EXPECT_EQ(!matches.empty(), expected);
   std::string sixteen;
   for (int i = 0; i < 8; ++i) sixteen += "ab";
-  pack->Match(line + "x" + sixteen + "y", &atoms, &matches);
+  pack->Match(line + "x" + sixteen + "y", Level::kError, &scratch, &matches);
   EXPECT_THAT(matches, ElementsAre(0));
 }
 
@@ -191,10 +192,13 @@ TEST(RuleSetMemoryTest, APackWithNonAsciiAtomsMatchesThemCaseInsensitively) {
   auto pack = Pack("échec du noyau: .*");
   ASSERT_NE(pack, nullptr);
   EXPECT_TRUE(pack->Atoms().empty());  // the atom set, not the ASCII scanner
-  std::vector<int> atoms, matches;
-  pack->Match("ERROR 01-04 14:48:25 [x.py:1] ÉCHEC DU NOYAU: sm_120", &atoms, &matches);
+  RuleSet::MatchScratch scratch;
+  std::vector<int> matches;
+  pack->Match("ERROR 01-04 14:48:25 [x.py:1] ÉCHEC DU NOYAU: sm_120", Level::kError, &scratch,
+              &matches);
   EXPECT_THAT(matches, IsEmpty());  // the pattern itself is case-sensitive
-  pack->Match("ERROR 01-04 14:48:25 [x.py:1] échec du noyau: sm_120", &atoms, &matches);
+  pack->Match("ERROR 01-04 14:48:25 [x.py:1] échec du noyau: sm_120", Level::kError, &scratch,
+              &matches);
   EXPECT_THAT(matches, ElementsAre(0));
 }
 

@@ -241,12 +241,35 @@ TEST_F(RuleEngineTest, FirstFactValueWins) {
 
 TEST(RuleSetTest, PrefilterSkipsLinesWithoutThePacksLiterals) {
   auto pack = Pack();
-  std::vector<int> atoms, matches;
-  pack->Match("INFO 01-04 14:48:25 [gpu_model_runner.py:2338] Starting to load model x", &atoms,
-              &matches);
+  RuleSet::MatchScratch scratch;
+  std::vector<int> matches;
+  pack->Match("INFO 01-04 14:48:25 [gpu_model_runner.py:2338] Starting to load model x",
+              Level::kError, &scratch, &matches);
   EXPECT_THAT(matches, IsEmpty());
-  EXPECT_THAT(atoms, IsEmpty());
-  pack->Match("RuntimeError: Assertion error: Unknown SF transformation", &atoms, &matches);
+  EXPECT_THAT(scratch.atoms, IsEmpty());
+  pack->Match("RuntimeError: Assertion error: Unknown SF transformation", Level::kError, &scratch,
+              &matches);
+  EXPECT_EQ(matches.size(), 1u);
+}
+
+TEST(RuleSetTest, ErrorStagePatternsAreAskedOnlyAtErrorAndOutsideTheBufferSearch) {
+  auto pack = Pack();
+  RuleSet::MatchScratch scratch;
+  std::vector<int> matches;
+  const std::string line = "RuntimeError: Assertion error: Unknown SF transformation";
+  pack->Match(line, Level::kWarning, &scratch, &matches);
+  EXPECT_THAT(matches, IsEmpty());  // no ERROR stage can take a WARNING
+  pack->Match(line, Level::kCritical, &scratch, &matches);
+  ASSERT_EQ(matches.size(), 1u);
+  EXPECT_EQ(pack->rules()[pack->Ref(matches[0]).owner].stages[pack->Ref(matches[0]).stage].level,
+            Level::kError);
+  // The whole-buffer search (and so the quiet-line skip) never looks for an
+  // ERROR stage's literal: only lines at ERROR are asked about them.
+  for (const std::string& atom : pack->Atoms()) {
+    EXPECT_EQ(atom.find("unknown sf"), std::string::npos) << atom;
+  }
+  // Text known to hold none of Atoms() is still asked about the ERROR tier.
+  pack->MatchAtomFree(line, Level::kError, &scratch, &matches);
   EXPECT_EQ(matches.size(), 1u);
 }
 

@@ -404,18 +404,50 @@ TEST_F(RunTest, ACorruptCheckpointIsIgnoredAndReadingStartsFromStartAt) {
   ExpectOneCompleteIncident();
 }
 
-TEST_F(RunTest, ConfigCheckNamesFileLineAndKey) {
-  std::ofstream(dir_ / "bad.yaml")
-      << "sources:\n  - type: file\n    paths: [x]\n    colour: blue\n";
+// `fingerprintd config check FILE`: its exit status and what it printed.
+std::pair<int, std::string> ConfigCheck(const fs::path& file) {
   std::string command =
-      std::string(FINGERPRINTD_BINARY) + " config check " + (dir_ / "bad.yaml").string() + " 2>&1";
+      std::string(FINGERPRINTD_BINARY) + " config check " + file.string() + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   std::string out;
   char buf[512];
   for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) out.append(buf, n);
-  int status = ::pclose(pipe);
-  EXPECT_EQ(WEXITSTATUS(status), 2);
+  return {WEXITSTATUS(::pclose(pipe)), out};
+}
+
+TEST_F(RunTest, ConfigCheckNamesFileLineAndKey) {
+  std::ofstream(dir_ / "bad.yaml")
+      << "sources:\n  - type: file\n    paths: [x]\n    colour: blue\n";
+  auto [status, out] = ConfigCheck(dir_ / "bad.yaml");
+  EXPECT_EQ(status, 2);
   EXPECT_THAT(out, ::testing::HasSubstr("bad.yaml:4: sources[0].colour: unknown key"));
+}
+
+// Every error at once: a duplicate key (the second glob was silently
+// dropped), an empty deployment label (refused by replay, accepted by run)
+// and two sources on one port, one line each, not only the first.
+TEST_F(RunTest, ConfigCheckReportsEveryErrorAtOnceDuplicateKeysEmptyLabelsAndPortClashes) {
+  std::ofstream(dir_ / "bad.yaml") << "sources:\n"
+                                   << "  - type: file\n"
+                                   << "    paths: [/var/log/a/*.log]\n"
+                                   << "    paths: [/var/log/b/*.log]\n"
+                                   << "    labels: {deployment: ''}\n"
+                                   << "  - {type: tcp, listen: '127.0.0.1:5170'}\n"
+                                   << "  - {type: tcp, listen: '127.0.0.1:5170'}\n";
+  auto [status, out] = ConfigCheck(dir_ / "bad.yaml");
+  EXPECT_EQ(status, 2);
+  const std::string file = (dir_ / "bad.yaml").string();
+  EXPECT_EQ(out, file + ":4: sources[0].paths: duplicate key (first at line 3; a second value " +
+                     "would be ignored)\n" + file +
+                     ":5: sources[0].labels: label 'deployment' has an empty value\n" + file +
+                     ":7: sources[2].listen: '127.0.0.1:5170' takes the port of sources[1] " +
+                     "(line 6), '127.0.0.1:5170'\n");
+  // `run` refuses the empty label as `replay` does, before starting.
+  auto daemon = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"--label", "deployment=", (dir_ / "logs" / "*.log").string()},
+      dir_ / "daemon.err");
+  EXPECT_EQ(daemon->Kill(0, std::chrono::seconds(15)), 2);
+  EXPECT_THAT(Stderr(), ::testing::HasSubstr("--label: 'deployment=' has an empty value"));
 }
 
 }  // namespace

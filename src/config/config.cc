@@ -437,6 +437,11 @@ bool SamePort(const std::string& a, const std::string& b) {
 // at start-up; `config check` says so first, naming both.
 void CheckClashes(Errors& e, const YAML::Node& sources, const DaemonConfig& config) {
   const auto& all = config.sources;
+  // The key's line, or the source's when the key is absent (a default).
+  auto at = [&sources](size_t i, const char* key) {
+    const YAML::Node node = sources[i][key];
+    return node.IsDefined() ? node : sources[i];
+  };
   for (size_t i = 0; i < all.size(); ++i) {
     const std::string where = "sources[" + std::to_string(i) + "]";
     for (size_t j = 0; j < i; ++j) {
@@ -444,17 +449,17 @@ void CheckClashes(Errors& e, const YAML::Node& sources, const DaemonConfig& conf
           "sources[" + std::to_string(j) + "] (line " + std::to_string(all[j].line) + ")";
       if (all[i].type == SourceType::kTcp && all[j].type == SourceType::kTcp &&
           SamePort(all[i].listen, all[j].listen)) {
-        e.At(sources[i]["listen"], FieldName(where, "listen"),
+        e.At(at(i, "listen"), FieldName(where, "listen"),
              "'" + all[i].listen + "' takes the port of " + other + ", '" + all[j].listen + "'");
       }
       if (all[i].type == SourceType::kUnix && all[j].type == SourceType::kUnix &&
           all[i].path == all[j].path && !all[i].path.empty()) {
-        e.At(sources[i]["path"], FieldName(where, "path"),
+        e.At(at(i, "path"), FieldName(where, "path"),
              "'" + all[i].path + "' is the socket of " + other + " too");
       }
     }
     if (all[i].type == SourceType::kTcp && SamePort(all[i].listen, config.http_listen)) {
-      e.At(sources[i]["listen"], FieldName(where, "listen"),
+      e.At(at(i, "listen"), FieldName(where, "listen"),
            "'" + all[i].listen + "' takes the port of http.listen, '" + config.http_listen + "'");
     }
   }

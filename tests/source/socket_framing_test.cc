@@ -419,7 +419,7 @@ TEST(SocketFramingTest, ALongJsonlRecordCutAnywhereDecodesAsWhole) {
   Decoded whole = Decode(Framing::kJsonl, {records}, cap, &whole_events);
   ASSERT_EQ(whole.lines.size(), 2u);
   EXPECT_LE(whole.lines[0].size(), cap);
-  EXPECT_GT(whole.lines[0].size(), cap / 2);
+  EXPECT_GT(whole.lines[0].size(), cap / 3);  // escapes decode shorter: \u00e9 is 2 bytes
   const std::string full = nlohmann::json::parse("\"" + body + "\"").get<std::string>();
   EXPECT_TRUE(full.starts_with(whole.lines[0]));  // whole characters only
   EXPECT_EQ(Label(whole.labels[0], StreamLabel::kPod), "p");

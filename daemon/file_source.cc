@@ -172,6 +172,7 @@ Pipeline::SourceId FileSource::Register(const std::string& stream) {
   spec.parser.max_line_bytes = tailer_config_.max_line_bytes;
   spec.parser.now_us = WallNowMicros();
   spec.parser.current_year = CurrentYear();
+  spec.parser.wall_clock = &WallNowMicros;  // the year of year-less lines, as they are read
   if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
   Pipeline::SourceId id = pipeline_.AddSource(spec);
   ids_[stream] = id;

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "commands.h"
+#include "config/config.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/parse.h"
 #include "fingerprintd/rules.h"
@@ -59,36 +60,15 @@ bool ParseCount(std::string_view flag, const std::string& text, size_t min, size
   return true;
 }
 
-// A label key as Prometheus and Alertmanager accept it.
-bool IsLabelName(std::string_view key) {
-  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
-// `--label k=v`, each given once with a value; false with the reason on stderr.
+// `--label k=v`, each given once with a value (config::ParseLabelFlags, the
+// check `run` makes too); false with the reason on stderr.
 bool ParseLabels(const std::vector<std::string>& labels, std::map<std::string, std::string>* out) {
-  for (const std::string& label : labels) {
-    const size_t eq = label.find('=');
-    const std::string key = label.substr(0, eq);
-    std::string problem;
-    if (eq == std::string::npos) {
-      problem = "expected key=value, got '" + label + "'";
-    } else if (!IsLabelName(key)) {
-      problem = "'" + key + "' in '" + label +
-                "' is not a label name (letters, digits and _, not starting with a digit)";
-    } else if (eq + 1 == label.size()) {
-      problem = "'" + label + "' has an empty value";
-    } else if (out->count(key) != 0) {
-      problem = "'" + key + "' given twice ('" + key + "=" + out->at(key) + "', '" + label + "')";
-    }
-    if (!problem.empty()) {
-      std::cerr << "fingerprintd replay: --label: " << problem << "\n";
-      return false;
-    }
-    (*out)[key] = label.substr(eq + 1);
+  auto parsed = fp::config::ParseLabelFlags(labels);
+  if (!parsed.ok()) {
+    std::cerr << "fingerprintd replay: " << parsed.status().message() << "\n";
+    return false;
   }
+  *out = std::move(*parsed);
   return true;
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <type_traits>
 
+#include "clock.h"
 #include "source/socket_framing.h"
 #include "source/socket_streams.h"
 
@@ -431,6 +432,7 @@ parse::ParserOptions SocketParserOptions(const config::SourceConfig& config) {
   parse::ParserOptions options;
   options.envelope = config.framing == "jsonl" ? parse::Envelope::kPlain : config.format;
   options.max_line_bytes = config.max_line_bytes;
+  options.wall_clock = &WallNowMicros;  // the year of year-less lines, as they are read
   return options;
 }
 

@@ -20,6 +20,42 @@ Status YamlErrors::ErrorAt(int line, std::string_view field, std::string_view re
   return InvalidArgumentError(out.str());
 }
 
+bool ErrorList::Add(const Status& status) {
+  if (status.ok()) return true;
+  std::string_view rest = status.message();
+  while (!rest.empty()) {
+    size_t end = rest.find('\n');
+    std::string_view message = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (message.empty()) continue;
+    // "file:LINE: ..." from YamlErrors; anything else sorts first.
+    int line = 0;
+    if (message.size() > file_.size() && message.substr(0, file_.size()) == file_ &&
+        message[file_.size()] == ':') {
+      std::string_view digits = message.substr(file_.size() + 1);
+      std::from_chars(digits.data(), digits.data() + digits.size(), line);
+    }
+    errors_.emplace_back(line, std::string(message));
+  }
+  return false;
+}
+
+Status ErrorList::ToStatus() const {
+  if (errors_.empty()) return OkStatus();
+  std::vector<std::pair<int, std::string>> sorted = errors_;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = sorted[j].second == sorted[i].second;
+    if (seen) continue;
+    if (!out.empty()) out += '\n';
+    out += sorted[i].second;
+  }
+  return InvalidArgumentError(out);
+}
+
 std::string FieldName(std::string_view where, std::string_view key) {
   if (where.empty()) return std::string(key);
   return std::string(where) + "." + std::string(key);
@@ -38,14 +74,55 @@ Status CheckKeys(const YamlErrors& errors, const YAML::Node& map, std::string_vi
                  std::initializer_list<std::string_view> allowed) {
   if (!map.IsMap())
     return errors.Error(map, where.empty() ? "(root)" : where, "expected a mapping");
+  std::string out;
+  auto add = [&out](const Status& s) { out += (out.empty() ? "" : "\n") + s.message(); };
   for (const auto& kv : map) {
-    if (!kv.first.IsScalar()) return errors.Error(kv.first, where, "keys must be strings");
+    if (!kv.first.IsScalar()) {
+      add(errors.Error(kv.first, where, "keys must be strings"));
+      continue;
+    }
     std::string key = kv.first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      return errors.Error(kv.first, FieldName(where, key), "unknown key");
+      add(errors.Error(kv.first, FieldName(where, key), "unknown key"));
     }
   }
-  return OkStatus();
+  return out.empty() ? OkStatus() : InvalidArgumentError(out);
+}
+
+namespace {
+
+void FindDuplicateKeys(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
+                       std::string* out) {
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      FindDuplicateKeys(errors, node[i], where + "[" + std::to_string(i) + "]", out);
+    }
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int> first_line;  // scalar key -> its line
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) continue;  // CheckKeys reports these
+    const std::string& key = kv.first.Scalar();
+    const std::string field = FieldName(where, key);
+    int line = kv.first.Mark().line + 1;
+    auto [it, inserted] = first_line.emplace(key, line);
+    if (!inserted) {
+      Status s = errors.Error(kv.first, field,
+                              "duplicate key (first at line " + std::to_string(it->second) +
+                                  "; a second value would be ignored)");
+      *out += (out->empty() ? "" : "\n") + s.message();
+    }
+    FindDuplicateKeys(errors, kv.second, field, out);
+  }
+}
+
+}  // namespace
+
+Status CheckDuplicateKeys(const YamlErrors& errors, const YAML::Node& node) {
+  std::string out;
+  FindDuplicateKeys(errors, node, "", &out);
+  return out.empty() ? OkStatus() : InvalidArgumentError(out);
 }
 
 namespace {

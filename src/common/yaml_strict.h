@@ -11,9 +11,12 @@
 //   YamlErrors errors("fingerprintd.yaml");
 //   YAML::Node root;
 //   if (Status s = ParseYamlText(errors, text, &root); !s.ok()) return s;
-//   if (Status s = CheckKeys(errors, root, "", {"rules", "sources"}); !s.ok()) return s;
+//   ErrorList list(errors.file());            // every error of the file, not only the first
+//   list.Add(CheckDuplicateKeys(errors, root));
+//   list.Add(CheckKeys(errors, root, "", {"rules", "sources"}));
 //   std::string rules;
-//   if (Status s = GetString(errors, root, "", "rules", false, &rules); !s.ok()) return s;
+//   list.Add(GetString(errors, root, "", "rules", false, &rules));
+//   return list.ToStatus();
 //
 // `where` arguments are the dotted path of the mapping being read ("" for the
 // root, "sources[0]", "http"); the reported field is `where.key`.
@@ -29,6 +32,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fingerprintd/status.h"
@@ -50,6 +54,24 @@ class YamlErrors {
   std::string scope_;
 };
 
+// Collects the errors of one file so that all of them are reported at once:
+// a user fixing a config should not learn of its errors one run at a time.
+class ErrorList {
+ public:
+  explicit ErrorList(std::string file) : file_(std::move(file)) {}
+  // Keeps `status` when it is an error (each line of its message is one
+  // error); returns status.ok().
+  bool Add(const Status& status);
+  bool ok() const { return errors_.empty(); }
+  // OkStatus, or an InvalidArgumentError with every error, one a line, in the
+  // order of their lines in the file (then in the order found), each once.
+  Status ToStatus() const;
+
+ private:
+  std::string file_;
+  std::vector<std::pair<int, std::string>> errors_;  // line in the file, message
+};
+
 // "where.key", or "key" at the root.
 std::string FieldName(std::string_view where, std::string_view key);
 
@@ -57,10 +79,16 @@ std::string FieldName(std::string_view where, std::string_view key);
 // document becomes a null node.
 Status ParseYamlText(const YamlErrors& errors, const std::string& text, YAML::Node* out);
 
-// Fails on the first key of `map` not in `allowed`, and when `map` is not a
-// mapping.
+// Fails on every key of `map` not in `allowed` (one line each), and when
+// `map` is not a mapping.
 Status CheckKeys(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
                  std::initializer_list<std::string_view> allowed);
+
+// Fails on every key given twice in a mapping anywhere under `node` (yaml-cpp
+// keeps both and answers lookups with the first, so the second would be
+// silently ignored): `file:line: field: duplicate key (first at line N)`, one
+// line each.
+Status CheckDuplicateKeys(const YamlErrors& errors, const YAML::Node& node);
 
 // Each Get* leaves `out` untouched when the key is absent or null, and fails
 // when it is required and absent, or present with the wrong shape.

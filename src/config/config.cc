@@ -4,6 +4,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -83,12 +84,38 @@ const RE2& LabelName() {
   return re;
 }
 
-Status CheckLabelKey(const YamlErrors& errors, const YAML::Node& node, const std::string& field,
-                     const std::string& key) {
-  if (!RE2::FullMatch(key, LabelName())) {
-    return errors.Error(node, field, "label name '" + key + "' must match [A-Za-z_][A-Za-z0-9_]*");
+// The file's error format and the list every error goes to: a parse goes on
+// past an error so that `config check` reports all of them at once.
+struct Errors {
+  explicit Errors(const std::string& file) : format(file), list(file) {}
+  // Records `s` when it is an error; true when it is not.
+  bool Add(const Status& s) { return list.Add(s); }
+  void At(const YAML::Node& node, std::string_view field, std::string_view reason) {
+    list.Add(format.Error(node, field, reason));
   }
-  return OkStatus();
+  YamlErrors format;
+  yaml_strict::ErrorList list;
+};
+
+// A label as Prometheus and Alertmanager take it; "" when it is one. The one
+// check for the config file's labels and `--label` (run and replay).
+std::string LabelProblem(const std::string& key, const std::string& value) {
+  if (!RE2::FullMatch(key, LabelName())) {
+    return "label name '" + key + "' must match [A-Za-z_][A-Za-z0-9_]*";
+  }
+  if (value.empty()) return "label '" + key + "' has an empty value";
+  return "";
+}
+
+// `labels:` of a source or of alertmanager.
+void ParseLabels(Errors& e, const YAML::Node& node, const std::string& where,
+                 std::map<std::string, std::string>* out) {
+  e.Add(GetStringMap(e.format, node, where, "labels", out));
+  for (const auto& [key, value] : *out) {
+    if (std::string problem = LabelProblem(key, value); !problem.empty()) {
+      e.At(node["labels"], FieldName(where, "labels"), problem);
+    }
+  }
 }
 
 // An RE2 with at least one capture group (they name the deployment).
@@ -100,18 +127,13 @@ std::string DeploymentFromProblem(const std::string& pattern) {
 }
 
 // `deployment_from`, optional, for every source type that takes it.
-Status ParseDeploymentFrom(const YamlErrors& errors, const YAML::Node& node,
-                           const std::string& where, SourceConfig* out) {
-  if (Status s = GetString(errors, node, where, "deployment_from", false, &out->deployment_from);
-      !s.ok())
-    return s;
-  if (!out->deployment_from.empty()) {
-    std::string problem = DeploymentFromProblem(out->deployment_from);
-    if (!problem.empty()) {
-      return errors.Error(node["deployment_from"], FieldName(where, "deployment_from"), problem);
-    }
+void ParseDeploymentFrom(Errors& e, const YAML::Node& node, const std::string& where,
+                         SourceConfig* out) {
+  e.Add(GetString(e.format, node, where, "deployment_from", false, &out->deployment_from));
+  if (out->deployment_from.empty()) return;
+  if (std::string problem = DeploymentFromProblem(out->deployment_from); !problem.empty()) {
+    e.At(node["deployment_from"], FieldName(where, "deployment_from"), problem);
   }
-  return OkStatus();
 }
 
 // "268435456", "256Mi", "1Gi", "64Ki" (powers of 1024, as Kubernetes writes
@@ -129,454 +151,370 @@ bool ParseByteSize(const std::string& text, uint64_t* out) {
 
 // release_read_bytes / max_retained_bytes (source/release_policy.h); that a
 // checkpoint_dir goes with them is checked with the root's keys.
-Status ParseRelease(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
-                    SourceConfig* out) {
-  if (Status s = GetBool(errors, node, where, "release_read_bytes", &out->release_read_bytes);
-      !s.ok())
-    return s;
+void ParseRelease(Errors& e, const YAML::Node& node, const std::string& where, SourceConfig* out) {
+  e.Add(GetBool(e.format, node, where, "release_read_bytes", &out->release_read_bytes));
   const YAML::Node bound = node["max_retained_bytes"];
-  if (!bound.IsDefined() || bound.IsNull()) return OkStatus();
+  if (!bound.IsDefined() || bound.IsNull()) return;
   const std::string field = FieldName(where, "max_retained_bytes");
-  if (!out->release_read_bytes) {
-    return errors.Error(bound, field, "only with release_read_bytes: true");
-  }
+  if (!out->release_read_bytes) return e.At(bound, field, "only with release_read_bytes: true");
   std::string text = bound.IsScalar() ? bound.Scalar() : "";
   if (!ParseByteSize(text, &out->max_retained_bytes)) {
-    return errors.Error(
-        bound, field, "expected a size in bytes (e.g. 268435456, 256Mi, 1Gi), got '" + text + "'");
+    e.At(bound, field, "expected a size in bytes (e.g. 268435456, 256Mi, 1Gi), got '" + text + "'");
+  } else if (out->max_retained_bytes < kMinRetainedBytes) {
+    e.At(bound, field, "must be at least 16Mi (a read of 8 MiB and room for the writer)");
   }
-  if (out->max_retained_bytes < kMinRetainedBytes) {
-    return errors.Error(bound, field,
-                        "must be at least 16Mi (a read of 8 MiB and room for the writer)");
-  }
-  return OkStatus();
 }
 
-Status ParseFileSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
-                       SourceConfig* out) {
-  if (Status s =
-          CheckKeys(errors, node, where,
-                    {"type", "paths", "exclude", "ignore_older", "format", "start_at", "labels",
-                     "deployment_from", "release_read_bytes", "max_retained_bytes"});
-      !s.ok())
-    return s;
-  if (Status s = GetStringList(errors, node, where, "paths", true, &out->paths); !s.ok()) return s;
-  for (const std::string& p : out->paths) {
-    if (p.empty()) return errors.Error(node["paths"], FieldName(where, "paths"), "empty path");
-  }
-  if (Status s = GetStringList(errors, node, where, "exclude", false, &out->exclude); !s.ok())
-    return s;
-  if (Status s = GetDuration(errors, node, where, "ignore_older", &out->ignore_older_us); !s.ok())
-    return s;
+void ParseFormat(Errors& e, const YAML::Node& node, const std::string& where, SourceConfig* out) {
   std::string format = "auto";
-  if (Status s = GetString(errors, node, where, "format", false, &format); !s.ok()) return s;
+  e.Add(GetString(e.format, node, where, "format", false, &format));
   if (!parse::ParseEnvelopeName(format, &out->format)) {
-    return errors.Error(
-        node["format"], FieldName(where, "format"),
-        "expected auto, plain, cri, docker, journald or compose, got '" + format + "'");
+    e.At(node["format"], FieldName(where, "format"),
+         "expected auto, plain, cri, docker, journald or compose, got '" + format + "'");
   }
+}
+
+void ParseFileSource(Errors& e, const YAML::Node& node, const std::string& where,
+                     SourceConfig* out) {
+  e.Add(CheckKeys(e.format, node, where,
+                  {"type", "paths", "exclude", "ignore_older", "format", "start_at", "labels",
+                   "deployment_from", "release_read_bytes", "max_retained_bytes"}));
+  e.Add(GetStringList(e.format, node, where, "paths", true, &out->paths));
+  if (std::find(out->paths.begin(), out->paths.end(), "") != out->paths.end()) {
+    e.At(node["paths"], FieldName(where, "paths"), "empty path");
+  }
+  e.Add(GetStringList(e.format, node, where, "exclude", false, &out->exclude));
+  e.Add(GetDuration(e.format, node, where, "ignore_older", &out->ignore_older_us));
+  ParseFormat(e, node, where, out);
   std::string start_at = "end";
-  if (Status s = GetString(errors, node, where, "start_at", false, &start_at); !s.ok()) return s;
+  e.Add(GetString(e.format, node, where, "start_at", false, &start_at));
   if (start_at == "end") {
     out->start_at = StartAt::kEnd;
   } else if (start_at == "beginning") {
     out->start_at = StartAt::kBeginning;
   } else {
-    return errors.Error(node["start_at"], FieldName(where, "start_at"),
-                        "expected end or beginning, got '" + start_at + "'");
+    e.At(node["start_at"], FieldName(where, "start_at"),
+         "expected end or beginning, got '" + start_at + "'");
   }
-  if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
-  for (const auto& [key, value] : out->labels) {
-    if (Status s = CheckLabelKey(errors, node["labels"], FieldName(where, "labels"), key); !s.ok())
-      return s;
-  }
-  if (Status s = ParseRelease(errors, node, where, out); !s.ok()) return s;
-  return ParseDeploymentFrom(errors, node, where, out);
+  ParseLabels(e, node, where, &out->labels);
+  ParseRelease(e, node, where, out);
+  ParseDeploymentFrom(e, node, where, out);
 }
 
-Status ParseFraming(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
-                    SourceConfig* out) {
-  if (Status s = GetString(errors, node, where, "framing", false, &out->framing); !s.ok()) return s;
-  if (out->framing != "lines" && out->framing != "jsonl") {
-    return errors.Error(node["framing"], FieldName(where, "framing"),
-                        "expected lines or jsonl, got '" + out->framing + "'");
+// An integer key of a section that must be at least `min` / more than 0.
+void GetAtLeast(Errors& e, const YAML::Node& node, const std::string& where, std::string_view key,
+                uint64_t min, uint64_t max, uint64_t* out) {
+  if (!e.Add(GetUint(e.format, node, where, key, max, out))) return;
+  if (*out < min) {
+    e.At(node[std::string(key)], FieldName(where, key), "must be at least " + std::to_string(min));
   }
-  return OkStatus();
+}
+void GetPositive(Errors& e, const YAML::Node& node, const std::string& where, std::string_view key,
+                 uint64_t max, uint64_t* out) {
+  if (!e.Add(GetUint(e.format, node, where, key, max, out))) return;
+  if (*out == 0) e.At(node[std::string(key)], FieldName(where, key), "must be > 0");
 }
 
 // The keys tcp, unix and stdin sources share (framing, limits, jsonl fields);
 // the caller checked which keys its type allows.
-Status ParseStreamSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
-                         SourceConfig* out) {
-  if (Status s = ParseFraming(errors, node, where, out); !s.ok()) return s;
-  if (Status s = GetStringMap(errors, node, where, "labels", &out->labels); !s.ok()) return s;
-  for (const auto& [key, value] : out->labels) {
-    if (Status s = CheckLabelKey(errors, node["labels"], FieldName(where, "labels"), key); !s.ok())
-      return s;
+void ParseStreamSource(Errors& e, const YAML::Node& node, const std::string& where,
+                       SourceConfig* out) {
+  e.Add(GetString(e.format, node, where, "framing", false, &out->framing));
+  if (out->framing != "lines" && out->framing != "jsonl") {
+    e.At(node["framing"], FieldName(where, "framing"),
+         "expected lines or jsonl, got '" + out->framing + "'");
   }
-  if (Status s = GetUint(errors, node, where, "max_connections", 1'000'000, &out->max_connections);
-      !s.ok())
-    return s;
-  if (out->max_connections == 0) {
-    return errors.Error(node["max_connections"], FieldName(where, "max_connections"),
-                        "must be > 0");
-  }
-  if (Status s = GetDuration(errors, node, where, "idle_timeout", &out->idle_timeout_us); !s.ok())
-    return s;
-  if (Status s =
-          GetUint(errors, node, where, "max_line_bytes", kMaxLineBytesCap, &out->max_line_bytes);
-      !s.ok())
-    return s;
-  if (out->max_line_bytes < 1024) {
-    return errors.Error(node["max_line_bytes"], FieldName(where, "max_line_bytes"),
-                        "must be at least 1024");
-  }
-  if (Status s = GetUint(errors, node, where, "max_streams", 1'000'000, &out->max_streams); !s.ok())
-    return s;
-  if (out->max_streams == 0) {
-    return errors.Error(node["max_streams"], FieldName(where, "max_streams"), "must be > 0");
-  }
-  if (Status s = GetStringList(errors, node, where, "text_fields", false, &out->text_fields);
-      !s.ok())
-    return s;
-  if (Status s = GetStringMap(errors, node, where, "label_fields", &out->label_fields); !s.ok())
-    return s;
+  ParseLabels(e, node, where, &out->labels);
+  GetPositive(e, node, where, "max_connections", 1'000'000, &out->max_connections);
+  e.Add(GetDuration(e.format, node, where, "idle_timeout", &out->idle_timeout_us));
+  GetAtLeast(e, node, where, "max_line_bytes", 1024, kMaxLineBytesCap, &out->max_line_bytes);
+  GetPositive(e, node, where, "max_streams", 1'000'000, &out->max_streams);
+  e.Add(GetStringList(e.format, node, where, "text_fields", false, &out->text_fields));
+  e.Add(GetStringMap(e.format, node, where, "label_fields", &out->label_fields));
   source::StreamLabel label;
   for (const auto& [key, field] : out->label_fields) {
     if (!source::ParseStreamLabel(key, &label)) {
-      return errors.Error(
-          node["label_fields"], FieldName(where, "label_fields"),
-          "unknown label '" + key + "' (deployment, namespace, pod, container, file or stream)");
+      e.At(node["label_fields"], FieldName(where, "label_fields"),
+           "unknown label '" + key + "' (deployment, namespace, pod, container, file or stream)");
     }
   }
-  if (Status s = GetString(errors, node, where, "deployment_field", false, &out->deployment_field);
-      !s.ok())
-    return s;
+  e.Add(GetString(e.format, node, where, "deployment_field", false, &out->deployment_field));
   if (!source::ParseStreamLabel(out->deployment_field, &label) ||
       label == source::StreamLabel::kDeployment) {
-    return errors.Error(
-        node["deployment_field"], FieldName(where, "deployment_field"),
-        "expected namespace, pod, container, file or stream, got '" + out->deployment_field + "'");
+    e.At(node["deployment_field"], FieldName(where, "deployment_field"),
+         "expected namespace, pod, container, file or stream, got '" + out->deployment_field + "'");
   }
-  return ParseDeploymentFrom(errors, node, where, out);
+  ParseDeploymentFrom(e, node, where, out);
 }
 
-Status ParseSource(const YamlErrors& errors, const YAML::Node& node, const std::string& where,
-                   SourceConfig* out) {
-  if (!node.IsMap()) return errors.Error(node, where, "expected a mapping");
+void ParseTcpSource(Errors& e, const YAML::Node& node, const std::string& where,
+                    SourceConfig* out) {
+  e.Add(CheckKeys(e.format, node, where,
+                  {"type", "listen", "allow_remote", "framing", "labels", "max_connections",
+                   "idle_timeout", "max_line_bytes", "max_streams", "text_fields", "label_fields",
+                   "deployment_from", "deployment_field"}));
+  out->listen = "127.0.0.1:5170";
+  e.Add(GetString(e.format, node, where, "listen", false, &out->listen));
+  e.Add(GetBool(e.format, node, where, "allow_remote", &out->allow_remote));
+  Status s = CheckListenAddress(out->listen);
+  if (s.ok()) s = CheckLoopbackOrAllowed(out->listen, out->allow_remote);
+  if (!s.ok()) e.At(node["listen"], FieldName(where, "listen"), s.message());
+  ParseStreamSource(e, node, where, out);
+}
+
+void ParseUnixSource(Errors& e, const YAML::Node& node, const std::string& where,
+                     SourceConfig* out) {
+  e.Add(CheckKeys(e.format, node, where,
+                  {"type", "path", "mode", "framing", "labels", "max_connections", "idle_timeout",
+                   "max_line_bytes", "max_streams", "text_fields", "label_fields",
+                   "deployment_from", "deployment_field"}));
+  e.Add(GetString(e.format, node, where, "path", true, &out->path));
+  std::string mode;
+  e.Add(GetString(e.format, node, where, "mode", false, &mode));
+  if (!mode.empty()) {
+    static const RE2 kMode("0?[0-7]{3}");
+    if (RE2::FullMatch(mode, kMode)) {
+      out->mode = static_cast<uint32_t>(std::stoul(mode, nullptr, 8));
+    } else {
+      e.At(node["mode"], FieldName(where, "mode"),
+           "expected an octal file mode such as \"0660\", got '" + mode + "'");
+    }
+  }
+  ParseStreamSource(e, node, where, out);
+}
+
+void ParseSource(Errors& e, const YAML::Node& node, const std::string& where, SourceConfig* out) {
+  if (!node.IsMap()) return e.At(node, where, "expected a mapping");
   out->line = node.Mark().line + 1;
   std::string type;
-  if (Status s = GetString(errors, node, where, "type", true, &type); !s.ok()) return s;
+  if (!e.Add(GetString(e.format, node, where, "type", true, &type))) return;
   if (type == "file") {
     out->type = SourceType::kFile;
-    return ParseFileSource(errors, node, where, out);
+    return ParseFileSource(e, node, where, out);
   }
   if (type == "tcp") {
     out->type = SourceType::kTcp;
-    if (Status s =
-            CheckKeys(errors, node, where,
-                      {"type", "listen", "allow_remote", "framing", "labels", "max_connections",
-                       "idle_timeout", "max_line_bytes", "max_streams", "text_fields",
-                       "label_fields", "deployment_from", "deployment_field"});
-        !s.ok())
-      return s;
-    out->listen = "127.0.0.1:5170";
-    if (Status s = GetString(errors, node, where, "listen", false, &out->listen); !s.ok()) return s;
-    if (Status s = GetBool(errors, node, where, "allow_remote", &out->allow_remote); !s.ok())
-      return s;
-    if (Status s = CheckListenAddress(out->listen); !s.ok()) {
-      return errors.Error(node["listen"], FieldName(where, "listen"), s.message());
-    }
-    if (Status s = CheckLoopbackOrAllowed(out->listen, out->allow_remote); !s.ok()) {
-      return errors.Error(node["listen"], FieldName(where, "listen"), s.message());
-    }
-    return ParseStreamSource(errors, node, where, out);
+    return ParseTcpSource(e, node, where, out);
   }
   if (type == "unix") {
     out->type = SourceType::kUnix;
-    if (Status s = CheckKeys(errors, node, where,
-                             {"type", "path", "mode", "framing", "labels", "max_connections",
-                              "idle_timeout", "max_line_bytes", "max_streams", "text_fields",
-                              "label_fields", "deployment_from", "deployment_field"});
-        !s.ok())
-      return s;
-    if (Status s = GetString(errors, node, where, "path", true, &out->path); !s.ok()) return s;
-    if (out->path.empty())
-      return errors.Error(node["path"], FieldName(where, "path"), "empty path");
-    std::string mode;
-    if (Status s = GetString(errors, node, where, "mode", false, &mode); !s.ok()) return s;
-    if (!mode.empty()) {
-      static const RE2 kMode("0?[0-7]{3}");
-      if (!RE2::FullMatch(mode, kMode)) {
-        return errors.Error(node["mode"], FieldName(where, "mode"),
-                            "expected an octal file mode such as \"0660\", got '" + mode + "'");
-      }
-      out->mode = static_cast<uint32_t>(std::stoul(mode, nullptr, 8));
-    }
-    return ParseStreamSource(errors, node, where, out);
+    return ParseUnixSource(e, node, where, out);
   }
   if (type == "stdin") {
     out->type = SourceType::kStdin;
-    if (Status s =
-            CheckKeys(errors, node, where,
-                      {"type", "format", "framing", "labels", "max_line_bytes", "text_fields",
-                       "label_fields", "deployment_from", "deployment_field"});
-        !s.ok())
-      return s;
-    std::string format = "auto";
-    if (Status s = GetString(errors, node, where, "format", false, &format); !s.ok()) return s;
-    if (!parse::ParseEnvelopeName(format, &out->format)) {
-      return errors.Error(node["format"], FieldName(where, "format"),
-                          "expected auto, plain, cri, docker, journald or compose");
-    }
-    return ParseStreamSource(errors, node, where, out);
+    e.Add(CheckKeys(e.format, node, where,
+                    {"type", "format", "framing", "labels", "max_line_bytes", "text_fields",
+                     "label_fields", "deployment_from", "deployment_field"}));
+    ParseFormat(e, node, where, out);
+    return ParseStreamSource(e, node, where, out);
   }
-  return errors.Error(node["type"], FieldName(where, "type"),
-                      "expected file, tcp, unix or stdin, got '" + type + "'");
+  e.At(node["type"], FieldName(where, "type"),
+       "expected file, tcp, unix or stdin, got '" + type + "'");
 }
 
 // Reads `key: {sub: scalar}` sections such as `http: {listen: ...}`; *out is
-// left null (IsMap() false) when the section is absent.
-Status ParseSection(const YamlErrors& errors, const YAML::Node& root, const std::string& key,
-                    std::initializer_list<std::string_view> allowed, YAML::Node* out) {
+// left null (IsMap() false) when the section is absent or not a mapping.
+void ParseSection(Errors& e, const YAML::Node& root, const std::string& key,
+                  std::initializer_list<std::string_view> allowed, YAML::Node* out) {
   YAML::Node node = root[key];
-  if (!node.IsDefined() || node.IsNull()) return OkStatus();
-  if (Status s = CheckKeys(errors, node, key, allowed); !s.ok()) return s;
-  *out = node;
-  return OkStatus();
+  if (!node.IsDefined() || node.IsNull()) return;
+  e.Add(CheckKeys(e.format, node, key, allowed));
+  if (node.IsMap()) *out = node;
 }
 
-Status ParseTailer(const YamlErrors& errors, const YAML::Node& root, TailerConfig* out) {
+void ParseTailer(Errors& e, const YAML::Node& root, TailerConfig* out) {
   YAML::Node node;
-  if (Status s =
-          ParseSection(errors, root, "tailer",
-                       {"inotify", "poll_interval", "rescan_interval", "safety_rescan_interval",
-                        "partial_line_timeout", "max_line_bytes", "max_files"},
-                       &node);
-      !s.ok())
-    return s;
-  if (!node.IsMap()) return OkStatus();
-  if (Status s = GetBool(errors, node, "tailer", "inotify", &out->inotify); !s.ok()) return s;
-  if (Status s = GetDuration(errors, node, "tailer", "poll_interval", &out->poll_interval_us);
-      !s.ok())
-    return s;
-  if (Status s = GetDuration(errors, node, "tailer", "rescan_interval", &out->rescan_interval_us);
-      !s.ok())
-    return s;
-  if (Status s = GetDuration(errors, node, "tailer", "safety_rescan_interval",
-                             &out->safety_rescan_interval_us);
-      !s.ok())
-    return s;
-  if (Status s = GetDuration(errors, node, "tailer", "partial_line_timeout",
-                             &out->partial_line_timeout_us);
-      !s.ok())
-    return s;
-  if (Status s =
-          GetUint(errors, node, "tailer", "max_line_bytes", kMaxLineBytesCap, &out->max_line_bytes);
-      !s.ok())
-    return s;
-  if (out->max_line_bytes < 1024) {
-    return errors.Error(node["max_line_bytes"], "tailer.max_line_bytes", "must be at least 1024");
-  }
-  if (Status s = GetUint(errors, node, "tailer", "max_files", 1'000'000, &out->max_files); !s.ok())
-    return s;
-  if (out->max_files == 0)
-    return errors.Error(node["max_files"], "tailer.max_files", "must be > 0");
-  return OkStatus();
+  ParseSection(e, root, "tailer",
+               {"inotify", "poll_interval", "rescan_interval", "safety_rescan_interval",
+                "partial_line_timeout", "max_line_bytes", "max_files"},
+               &node);
+  if (!node.IsMap()) return;
+  const YamlErrors& f = e.format;
+  e.Add(GetBool(f, node, "tailer", "inotify", &out->inotify));
+  e.Add(GetDuration(f, node, "tailer", "poll_interval", &out->poll_interval_us));
+  e.Add(GetDuration(f, node, "tailer", "rescan_interval", &out->rescan_interval_us));
+  e.Add(GetDuration(f, node, "tailer", "safety_rescan_interval", &out->safety_rescan_interval_us));
+  e.Add(GetDuration(f, node, "tailer", "partial_line_timeout", &out->partial_line_timeout_us));
+  GetAtLeast(e, node, "tailer", "max_line_bytes", 1024, kMaxLineBytesCap, &out->max_line_bytes);
+  GetPositive(e, node, "tailer", "max_files", 1'000'000, &out->max_files);
 }
 
-// A `limits:` count: an integer from `min` to `max`.
-Status GetCount(const YamlErrors& errors, const YAML::Node& node, std::string_view key,
-                uint64_t min, uint64_t max, uint64_t* out) {
-  if (Status s = GetUint(errors, node, "limits", key, max, out); !s.ok()) return s;
-  if (*out < min) {
-    return errors.Error(node[std::string(key)], FieldName("limits", key),
-                        "must be at least " + std::to_string(min));
-  }
-  return OkStatus();
-}
-
-Status ParseLimits(const YamlErrors& errors, const YAML::Node& root, LimitsConfig* out) {
+void ParseLimits(Errors& e, const YAML::Node& root, LimitsConfig* out) {
   YAML::Node node;
-  if (Status s = ParseSection(
-          errors, root, "limits",
-          {"max_open_incidents", "max_held_events", "max_hold", "max_process_streams",
-           "max_traceback_frames", "max_traceback_bytes", "traceback_timeout", "symptom_timeout"},
-          &node);
-      !s.ok())
-    return s;
-  if (!node.IsMap()) return OkStatus();
-  if (Status s =
-          GetCount(errors, node, "max_open_incidents", 1, 1'000'000, &out->max_open_incidents);
-      !s.ok())
-    return s;
-  if (Status s = GetCount(errors, node, "max_held_events", 1, 10'000'000, &out->max_held_events);
-      !s.ok())
-    return s;
-  if (Status s = GetDuration(errors, node, "limits", "max_hold", &out->max_hold_us); !s.ok())
-    return s;
-  if (Status s =
-          GetCount(errors, node, "max_process_streams", 1, 1'000'000, &out->max_process_streams);
-      !s.ok())
-    return s;
+  ParseSection(
+      e, root, "limits",
+      {"max_open_incidents", "max_held_events", "max_hold", "max_process_streams",
+       "max_traceback_frames", "max_traceback_bytes", "traceback_timeout", "symptom_timeout"},
+      &node);
+  if (!node.IsMap()) return;
+  const std::string w = "limits";
+  GetAtLeast(e, node, w, "max_open_incidents", 1, 1'000'000, &out->max_open_incidents);
+  GetAtLeast(e, node, w, "max_held_events", 1, 10'000'000, &out->max_held_events);
+  e.Add(GetDuration(e.format, node, w, "max_hold", &out->max_hold_us));
+  GetAtLeast(e, node, w, "max_process_streams", 1, 1'000'000, &out->max_process_streams);
   // The assembler keeps a quarter of the frame cap at the head: at least one.
-  if (Status s =
-          GetCount(errors, node, "max_traceback_frames", 4, 100'000, &out->max_traceback_frames);
-      !s.ok())
-    return s;
-  if (Status s = GetCount(errors, node, "max_traceback_bytes", 1024, kMaxLineBytesCap,
-                          &out->max_traceback_bytes);
-      !s.ok())
-    return s;
-  if (Status s =
-          GetDuration(errors, node, "limits", "traceback_timeout", &out->traceback_timeout_us);
-      !s.ok())
-    return s;
-  return GetDuration(errors, node, "limits", "symptom_timeout", &out->symptom_timeout_us);
+  GetAtLeast(e, node, w, "max_traceback_frames", 4, 100'000, &out->max_traceback_frames);
+  GetAtLeast(e, node, w, "max_traceback_bytes", 1024, kMaxLineBytesCap, &out->max_traceback_bytes);
+  e.Add(GetDuration(e.format, node, w, "traceback_timeout", &out->traceback_timeout_us));
+  e.Add(GetDuration(e.format, node, w, "symptom_timeout", &out->symptom_timeout_us));
 }
 
-Status ParseAlertmanager(const YamlErrors& errors, const YAML::Node& root,
-                         AlertmanagerConfig* out) {
+void ParseAlertmanager(Errors& e, const YAML::Node& root, AlertmanagerConfig* out) {
   YAML::Node node;
-  if (Status s = ParseSection(errors, root, "alertmanager",
-                              {"url", "labels", "resend_interval", "timeout", "queue_size"}, &node);
-      !s.ok())
-    return s;
-  if (!node.IsMap()) return OkStatus();
-  if (Status s = GetString(errors, node, "alertmanager", "url", true, &out->url); !s.ok()) return s;
-  if (auto url = sink::ParseAlertmanagerUrl(out->url); !url.ok()) {
-    return errors.Error(node["url"], "alertmanager.url", url.status().message());
-  }
-  if (Status s = GetStringMap(errors, node, "alertmanager", "labels", &out->labels); !s.ok())
-    return s;
-  for (const auto& [key, value] : out->labels) {
-    if (Status s = CheckLabelKey(errors, node["labels"], "alertmanager.labels", key); !s.ok())
-      return s;
-    static const RE2 kBuiltIn("alertname|rule|class|severity|confidence|deployment|incident_id");
-    if (RE2::FullMatch(key, kBuiltIn)) {
-      return errors.Error(node["labels"], "alertmanager.labels",
-                          "label '" + key + "' is set by fingerprintd on every alert");
+  ParseSection(e, root, "alertmanager",
+               {"url", "labels", "resend_interval", "timeout", "queue_size"}, &node);
+  if (!node.IsMap()) return;
+  const std::string w = "alertmanager";
+  if (e.Add(GetString(e.format, node, w, "url", true, &out->url))) {
+    if (auto url = sink::ParseAlertmanagerUrl(out->url); !url.ok()) {
+      e.At(node["url"], "alertmanager.url", url.status().message());
     }
   }
-  if (Status s =
-          GetDuration(errors, node, "alertmanager", "resend_interval", &out->resend_interval_us);
-      !s.ok())
-    return s;
-  if (Status s = GetDuration(errors, node, "alertmanager", "timeout", &out->timeout_us); !s.ok())
-    return s;
-  if (Status s = GetUint(errors, node, "alertmanager", "queue_size", 1'000'000, &out->queue_size);
-      !s.ok())
-    return s;
-  if (out->queue_size == 0) {
-    return errors.Error(node["queue_size"], "alertmanager.queue_size", "must be > 0");
+  ParseLabels(e, node, w, &out->labels);
+  static const RE2 kBuiltIn("alertname|rule|class|severity|confidence|deployment|incident_id");
+  for (const auto& [key, value] : out->labels) {
+    if (RE2::FullMatch(key, kBuiltIn)) {
+      e.At(node["labels"], "alertmanager.labels",
+           "label '" + key + "' is set by fingerprintd on every alert");
+    }
   }
-  return OkStatus();
+  e.Add(GetDuration(e.format, node, w, "resend_interval", &out->resend_interval_us));
+  e.Add(GetDuration(e.format, node, w, "timeout", &out->timeout_us));
+  GetPositive(e, node, w, "queue_size", 1'000'000, &out->queue_size);
 }
 
-Status ParseRoot(const YamlErrors& errors, const YAML::Node& root, DaemonConfig* out) {
-  if (!root.IsDefined() || root.IsNull()) {
-    return errors.ErrorAt(1, "sources", "empty config: at least one source is needed");
-  }
-  if (Status s = CheckKeys(errors, root, "",
-                           {"rules", "sources", "checkpoint_dir", "checkpoint_interval", "http",
-                            "incidents", "alertmanager", "correlation", "log", "tailer", "limits"});
-      !s.ok())
-    return s;
-  if (Status s = GetString(errors, root, "", "rules", false, &out->rules_dir); !s.ok()) return s;
-
-  YAML::Node sources = root["sources"];
-  if (!sources.IsDefined() || sources.IsNull()) {
-    return errors.Error(root, "sources", "missing required key");
-  }
-  if (!sources.IsSequence() || sources.size() == 0) {
-    return errors.Error(sources, "sources", "expected a non-empty list of sources");
-  }
-  for (size_t i = 0; i < sources.size(); ++i) {
-    SourceConfig source;
-    if (Status s = ParseSource(errors, sources[i], "sources[" + std::to_string(i) + "]", &source);
-        !s.ok())
-      return s;
-    out->sources.push_back(std::move(source));
-  }
-
-  if (Status s = GetString(errors, root, "", "checkpoint_dir", false, &out->checkpoint_dir);
-      !s.ok())
-    return s;
-  if (Status s = GetDuration(errors, root, "", "checkpoint_interval", &out->checkpoint_interval_us);
-      !s.ok())
-    return s;
-  for (size_t i = 0; i < out->sources.size(); ++i) {
-    if (out->sources[i].release_read_bytes && out->checkpoint_dir.empty()) {
-      const std::string where = "sources[" + std::to_string(i) + "]";
-      return errors.Error(sources[i]["release_read_bytes"], FieldName(where, "release_read_bytes"),
-                          "needs a checkpoint_dir: bytes are released once a checkpoint has "
-                          "committed them");
-    }
-  }
-
+void ParseHttp(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   // One fresh Node per section: assigning to a bound YAML::Node would
   // overwrite the node it refers to inside the tree.
   YAML::Node http;
-  if (Status s =
-          ParseSection(errors, root, "http",
-                       {"listen", "allow_remote", "history_max_closed", "history_max_age"}, &http);
-      !s.ok())
-    return s;
-  if (http.IsMap()) {
-    if (Status s = GetString(errors, http, "http", "listen", false, &out->http_listen); !s.ok())
-      return s;
-    if (Status s = GetBool(errors, http, "http", "allow_remote", &out->http_allow_remote); !s.ok())
-      return s;
-    if (Status s = GetUint(errors, http, "http", "history_max_closed", 1'000'000,
-                           &out->http_history_max_closed);
-        !s.ok())
-      return s;
-    if (Status s =
-            GetDuration(errors, http, "http", "history_max_age", &out->http_history_max_age_us);
-        !s.ok())
-      return s;
-    if (Status s = CheckListenAddress(out->http_listen); !s.ok()) {
-      return errors.Error(http["listen"], "http.listen", s.message());
-    }
-    if (Status s = CheckLoopbackOrAllowed(out->http_listen, out->http_allow_remote); !s.ok()) {
-      return errors.Error(http["listen"], "http.listen", s.message());
-    }
-  }
-  YAML::Node incidents;
-  if (Status s = ParseSection(errors, root, "incidents", {"path"}, &incidents); !s.ok()) return s;
-  if (incidents.IsMap()) {
-    if (Status s = GetString(errors, incidents, "incidents", "path", true, &out->incidents_path);
-        !s.ok())
-      return s;
-  }
-  if (Status s = ParseAlertmanager(errors, root, &out->alertmanager); !s.ok()) return s;
-  YAML::Node correlation;
-  if (Status s = ParseSection(errors, root, "correlation", {"window"}, &correlation); !s.ok())
-    return s;
-  if (correlation.IsMap()) {
-    if (Status s =
-            GetDuration(errors, correlation, "correlation", "window", &out->correlation_window_us);
-        !s.ok())
-      return s;
-  }
+  ParseSection(e, root, "http", {"listen", "allow_remote", "history_max_closed", "history_max_age"},
+               &http);
+  if (!http.IsMap()) return;
+  e.Add(GetString(e.format, http, "http", "listen", false, &out->http_listen));
+  e.Add(GetBool(e.format, http, "http", "allow_remote", &out->http_allow_remote));
+  e.Add(GetUint(e.format, http, "http", "history_max_closed", 1'000'000,
+                &out->http_history_max_closed));
+  e.Add(GetDuration(e.format, http, "http", "history_max_age", &out->http_history_max_age_us));
+  Status s = CheckListenAddress(out->http_listen);
+  if (s.ok()) s = CheckLoopbackOrAllowed(out->http_listen, out->http_allow_remote);
+  if (!s.ok()) e.At(http["listen"], "http.listen", s.message());
+}
+
+void ParseLog(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   YAML::Node log;
-  if (Status s = ParseSection(errors, root, "log", {"level", "format"}, &log); !s.ok()) return s;
-  if (log.IsMap()) {
-    if (Status s = GetString(errors, log, "log", "level", false, &out->log_level); !s.ok())
-      return s;
-    static const RE2 kLevel("trace|debug|info|warn|error|critical|off");
-    if (!RE2::FullMatch(out->log_level, kLevel)) {
-      return errors.Error(log["level"], "log.level",
-                          "expected trace, debug, info, warn, error, critical or off");
+  ParseSection(e, root, "log", {"level", "format"}, &log);
+  if (!log.IsMap()) return;
+  e.Add(GetString(e.format, log, "log", "level", false, &out->log_level));
+  static const RE2 kLevel("trace|debug|info|warn|error|critical|off");
+  if (!RE2::FullMatch(out->log_level, kLevel)) {
+    e.At(log["level"], "log.level", "expected trace, debug, info, warn, error, critical or off");
+  }
+  e.Add(GetString(e.format, log, "log", "format", false, &out->log_format));
+  if (out->log_format != "text" && out->log_format != "json") {
+    e.At(log["format"], "log.format", "expected text or json");
+  }
+}
+
+// A listen address's host and port, with `localhost` as 127.0.0.1; false for
+// port 0 (any free port never clashes) or an address that is not host:port.
+bool Endpoint(const std::string& listen, std::string* host, uint16_t* port) {
+  if (!http::SplitHostPort(listen, host, port) || *port == 0) return false;
+  if (*host == "localhost") *host = "127.0.0.1";
+  return true;
+}
+
+// Whether two listen addresses would take the same port: the same port on
+// the same host, or on any host when either is a wildcard (0.0.0.0, ::).
+bool SamePort(const std::string& a, const std::string& b) {
+  std::string host_a, host_b;
+  uint16_t port_a = 0, port_b = 0;
+  if (!Endpoint(a, &host_a, &port_a) || !Endpoint(b, &host_b, &port_b)) return false;
+  auto wildcard = [](const std::string& h) { return h == "0.0.0.0" || h == "::"; };
+  return port_a == port_b && (host_a == host_b || wildcard(host_a) || wildcard(host_b));
+}
+
+// Two listeners on one port (sources, http) or two sockets on one path fail
+// at start-up; `config check` says so first, naming both.
+void CheckClashes(Errors& e, const YAML::Node& sources, const DaemonConfig& config) {
+  const auto& all = config.sources;
+  // The key's line, or the source's when the key is absent (a default).
+  auto at = [&sources](size_t i, const char* key) {
+    const YAML::Node node = sources[i][key];
+    return node.IsDefined() ? node : sources[i];
+  };
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string where = "sources[" + std::to_string(i) + "]";
+    for (size_t j = 0; j < i; ++j) {
+      const std::string other =
+          "sources[" + std::to_string(j) + "] (line " + std::to_string(all[j].line) + ")";
+      if (all[i].type == SourceType::kTcp && all[j].type == SourceType::kTcp &&
+          SamePort(all[i].listen, all[j].listen)) {
+        e.At(at(i, "listen"), FieldName(where, "listen"),
+             "'" + all[i].listen + "' takes the port of " + other + ", '" + all[j].listen + "'");
+      }
+      if (all[i].type == SourceType::kUnix && all[j].type == SourceType::kUnix &&
+          all[i].path == all[j].path && !all[i].path.empty()) {
+        e.At(at(i, "path"), FieldName(where, "path"),
+             "'" + all[i].path + "' is the socket of " + other + " too");
+      }
     }
-    if (Status s = GetString(errors, log, "log", "format", false, &out->log_format); !s.ok())
-      return s;
-    if (out->log_format != "text" && out->log_format != "json") {
-      return errors.Error(log["format"], "log.format", "expected text or json");
+    if (all[i].type == SourceType::kTcp && SamePort(all[i].listen, config.http_listen)) {
+      e.At(at(i, "listen"), FieldName(where, "listen"),
+           "'" + all[i].listen + "' takes the port of http.listen, '" + config.http_listen + "'");
     }
   }
-  if (Status s = ParseTailer(errors, root, &out->tailer); !s.ok()) return s;
-  return ParseLimits(errors, root, &out->limits);
+}
+
+void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
+  if (!root.IsDefined() || root.IsNull()) {
+    e.Add(e.format.ErrorAt(1, "sources", "empty config: at least one source is needed"));
+    return;
+  }
+  e.Add(CheckDuplicateKeys(e.format, root));
+  e.Add(CheckKeys(e.format, root, "",
+                  {"rules", "sources", "checkpoint_dir", "checkpoint_interval", "http", "incidents",
+                   "alertmanager", "correlation", "log", "tailer", "limits"}));
+  if (!root.IsMap()) return;
+  e.Add(GetString(e.format, root, "", "rules", false, &out->rules_dir));
+
+  YAML::Node sources = root["sources"];
+  if (!sources.IsDefined() || sources.IsNull()) {
+    e.At(root, "sources", "missing required key");
+  } else if (!sources.IsSequence() || sources.size() == 0) {
+    e.At(sources, "sources", "expected a non-empty list of sources");
+  } else {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      SourceConfig source;
+      ParseSource(e, sources[i], "sources[" + std::to_string(i) + "]", &source);
+      out->sources.push_back(std::move(source));
+    }
+  }
+
+  e.Add(GetString(e.format, root, "", "checkpoint_dir", false, &out->checkpoint_dir));
+  e.Add(GetDuration(e.format, root, "", "checkpoint_interval", &out->checkpoint_interval_us));
+  for (size_t i = 0; i < out->sources.size(); ++i) {
+    if (out->sources[i].release_read_bytes && out->checkpoint_dir.empty()) {
+      const std::string where = "sources[" + std::to_string(i) + "]";
+      e.At(sources[i]["release_read_bytes"], FieldName(where, "release_read_bytes"),
+           "needs a checkpoint_dir: bytes are released once a checkpoint has committed them");
+    }
+  }
+  ParseHttp(e, root, out);
+  CheckClashes(e, sources, *out);
+  YAML::Node incidents;
+  ParseSection(e, root, "incidents", {"path"}, &incidents);
+  if (incidents.IsMap()) {
+    e.Add(GetString(e.format, incidents, "incidents", "path", true, &out->incidents_path));
+  }
+  ParseAlertmanager(e, root, &out->alertmanager);
+  YAML::Node correlation;
+  ParseSection(e, root, "correlation", {"window"}, &correlation);
+  if (correlation.IsMap()) {
+    e.Add(GetDuration(e.format, correlation, "correlation", "window", &out->correlation_window_us));
+  }
+  ParseLog(e, root, out);
+  ParseTailer(e, root, &out->tailer);
+  ParseLimits(e, root, &out->limits);
 }
 
 }  // namespace
@@ -599,16 +537,17 @@ Pipeline::Options PipelineOptionsFor(const DaemonConfig& config) {
 }
 
 StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text) {
-  YamlErrors errors(file);
+  Errors errors(file);
   YAML::Node root;
-  if (Status s = yaml_strict::ParseYamlText(errors, text, &root); !s.ok()) return s;
+  if (Status s = yaml_strict::ParseYamlText(errors.format, text, &root); !s.ok()) return s;
   DaemonConfig config;
   config.file = file;
   try {
-    if (Status s = ParseRoot(errors, root, &config); !s.ok()) return s;
+    ParseRoot(errors, root, &config);
   } catch (const YAML::Exception& e) {
-    return errors.ErrorAt(e.mark.line + 1, "yaml", e.msg);
+    errors.Add(errors.format.ErrorAt(e.mark.line + 1, "yaml", e.msg));
   }
+  if (Status s = errors.list.ToStatus(); !s.ok()) return s;
   return config;
 }
 
@@ -624,11 +563,20 @@ StatusOr<std::map<std::string, std::string>> ParseLabelFlags(
     const std::vector<std::string>& labels) {
   std::map<std::string, std::string> out;
   for (const std::string& label : labels) {
-    size_t eq = label.find('=');
-    std::string key = label.substr(0, eq);
-    if (eq == std::string::npos || !RE2::FullMatch(key, LabelName())) {
-      return InvalidArgumentError("--label: expected key=value, got '" + label + "'");
+    const size_t eq = label.find('=');
+    const std::string key = label.substr(0, eq);
+    std::string problem;
+    if (eq == std::string::npos) {
+      problem = "expected key=value, got '" + label + "'";
+    } else if (!RE2::FullMatch(key, LabelName())) {
+      problem = "'" + key + "' in '" + label +
+                "' is not a label name (letters, digits and _, not starting with a digit)";
+    } else if (eq + 1 == label.size()) {
+      problem = "'" + label + "' has an empty value";
+    } else if (out.count(key) != 0) {
+      problem = "'" + key + "' given twice ('" + key + "=" + out.at(key) + "', '" + label + "')";
     }
+    if (!problem.empty()) return InvalidArgumentError("--label: " + problem);
     out[key] = label.substr(eq + 1);
   }
   return out;

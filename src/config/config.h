@@ -87,9 +87,12 @@
 //     symptom_timeout: 5s                  # a symptom on a message line waits this long (log
 //                                          # time) for its traceback
 //
-// Every default binds to loopback. Unknown keys are errors. Every error is one
-// line, `file:line: key: reason` (key as a dotted path, e.g.
-// `sources[0].start_at`), the format `config check` prints.
+// Every default binds to loopback. Unknown keys, a key given twice in one
+// mapping, an empty label value, and two sources (or a source and http) on one
+// port or one socket path are errors. Every error is one line,
+// `file:line: key: reason` (key as a dotted path, e.g. `sources[0].start_at`),
+// the format `config check` prints; a file's errors are all reported at once,
+// one a line, in the order of their lines.
 //
 // Threading: values and pure functions.
 #pragma once
@@ -225,7 +228,9 @@ struct RunFlags {
 StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags);
 
 // `--label k=v` values -> a map; InvalidArgumentError naming `--label` for
-// anything that is not key=value with a label-shaped key.
+// anything that is not key=value with a label-shaped key and a value, or a
+// key given twice. The one check of `run` and `replay` (the config file's
+// `labels:` refuse the same: a bad name, an empty value).
 StatusOr<std::map<std::string, std::string>> ParseLabelFlags(
     const std::vector<std::string>& labels);
 // Sets `labels` on every source of `config` (over the same keys) and keeps

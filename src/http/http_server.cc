@@ -30,8 +30,8 @@ struct ServerState {
   Handler handler;
   tcp::acceptor acceptor;
   ServerStats stats;
-  std::list<std::weak_ptr<Session>> sessions;  // to close them on Stop
-  size_t open = 0;
+  std::list<std::weak_ptr<Session>> sessions;  // to close them on Stop or at the cap
+  size_t open = 0;                             // sessions holding a slot (not yet closed)
   bool stopped = false;
 };
 
@@ -46,30 +46,66 @@ class Session : public std::enable_shared_from_this<Session> {
         buffer_(state_->options.max_request_bytes) {
     ++state_->open;
   }
-  ~Session() { --state_->open; }
+  ~Session() { ReleaseSlot(); }
 
   void Start() { ReadRequest(); }
 
+  // Closes the socket; its slot is free at once (pending handlers still run,
+  // see the completion with an error and return).
   void Close() {
+    ReleaseSlot();
+    idle_ = false;
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
   }
 
+  // Idle: waiting for the first byte of a request, or lingering after the
+  // last answer. Such a session may be closed to make room for a new one.
+  bool idle() const { return idle_; }
+  std::chrono::steady_clock::time_point idle_since() const { return idle_since_; }
+
  private:
+  void ReleaseSlot() {
+    if (released_) return;
+    released_ = true;
+    --state_->open;
+  }
+
+  void BecomeIdle() {
+    idle_ = true;
+    idle_since_ = std::chrono::steady_clock::now();
+  }
+
+  // Waits for the first byte of the next request while idle (read_some into
+  // the parser's buffer), then reads the rest of it. The request timeout set
+  // here covers both: it runs from the first byte being awaited.
   void ReadRequest() {
     if (state_->stopped) return;
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(state_->options.max_request_bytes));
     parser_->body_limit(0);
     stream_.expires_after(state_->options.request_timeout);
+    if (buffer_.size() > 0) return ReadRest();  // a pipelined request is already here
+    BecomeIdle();
+    stream_.async_read_some(buffer_.prepare(buffer_.max_size()),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->idle_ = false;
+                              self->buffer_.commit(n);
+                              if (ec) return self->OnRead(ec);
+                              self->ReadRest();
+                            });
+  }
+
+  void ReadRest() {
+    if (state_->stopped || released_) return;
     bhttp::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
-    if (state_->stopped) return;
+    if (state_->stopped || released_) return;
     if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
       return Close();
@@ -135,7 +171,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWritten(beast::error_code ec, bool keep_alive) {
     if (ec == beast::error::timeout) ++state_->stats.timeouts;
-    if (ec || state_->stopped) return Close();
+    if (ec || state_->stopped || released_) return Close();
     if (!keep_alive) return Linger();
     ReadRequest();
   }
@@ -148,13 +184,16 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(kLingerFor);
+    BecomeIdle();
     Discard();
   }
 
   void Discard() {
     stream_.async_read_some(asio::buffer(discard_),
                             [self = shared_from_this()](beast::error_code ec, size_t) {
-                              if (ec || self->state_->stopped) return self->Close();
+                              if (ec || self->state_->stopped || self->released_) {
+                                return self->Close();
+                              }
                               self->Discard();
                             });
   }
@@ -166,12 +205,39 @@ class Session : public std::enable_shared_from_this<Session> {
   bhttp::response<bhttp::string_body> response_;
   size_t requests_ = 0;
   std::array<char, 4096> discard_;
+  bool released_ = false;  // the slot is free: closed, or closing
+  bool idle_ = false;
+  std::chrono::steady_clock::time_point idle_since_;
 };
+
+// Closes the session idle the longest to make room for a new connection, so
+// a probe is served even when every slot is held by an idle keep-alive
+// client. False when every session is busy with a request.
+bool CloseOldestIdle(ServerState& state) {
+  std::shared_ptr<Session> oldest;
+  for (auto it = state.sessions.begin(); it != state.sessions.end();) {
+    std::shared_ptr<Session> session = it->lock();
+    if (!session) {
+      it = state.sessions.erase(it);
+      continue;
+    }
+    if (session->idle() && (!oldest || session->idle_since() < oldest->idle_since())) {
+      oldest = session;
+    }
+    ++it;
+  }
+  if (!oldest) return false;
+  oldest->Close();
+  return true;
+}
 
 void Accept(const std::shared_ptr<ServerState>& state) {
   state->acceptor.async_accept([state](beast::error_code ec, tcp::socket socket) {
     if (state->stopped || ec == asio::error::operation_aborted) return;
     if (!ec) {
+      if (state->open >= state->options.max_connections && CloseOldestIdle(*state)) {
+        ++state->stats.evicted_idle;
+      }
       if (state->open >= state->options.max_connections) {
         ++state->stats.refused;
         beast::error_code ignored;
@@ -274,5 +340,14 @@ std::string HttpServer::local_address() const {
 
 const ServerStats& HttpServer::stats() const { return state_->stats; }
 size_t HttpServer::open_connections() const { return state_->open; }
+
+size_t HttpServer::idle_connections() const {
+  size_t idle = 0;
+  for (const auto& weak : state_->sessions) {
+    auto session = weak.lock();
+    if (session && session->idle()) ++idle;
+  }
+  return idle;
+}
 
 }  // namespace fingerprintd::http

@@ -15,8 +15,12 @@
 // lock, and a handler is only ever a few hundred microseconds of the loop.
 //
 // Bounded and hostile-client proof:
-//   * at most max_connections sessions; a connection beyond it is accepted
-//     and closed at once (counted: refused);
+//   * at most max_connections sessions; a connection beyond it makes room by
+//     closing the session idle the longest (waiting for a request or
+//     lingering after its last answer; counted: evicted_idle), so idle
+//     keep-alive clients cannot starve a liveness probe; only when every
+//     session is busy with a request is the new one closed at once (counted:
+//     refused);
 //   * a request's header must arrive whole within request_timeout of the
 //     first byte being awaited (slow clients, half-open sockets: counted
 //     timeouts, closed); a response must be written within write_timeout;
@@ -69,7 +73,8 @@ struct ServerOptions {
 // Counters of what the server turned away (exported as metrics by the daemon).
 struct ServerStats {
   uint64_t requests = 0;      // requests answered by the handler (any status)
-  uint64_t refused = 0;       // connections closed at once: max_connections reached
+  uint64_t refused = 0;       // connections closed at once: max_connections busy
+  uint64_t evicted_idle = 0;  // idle connections closed to make room at max_connections
   uint64_t timeouts = 0;      // connections closed: request or write too slow
   uint64_t bad_requests = 0;  // 400/405/413/431 answers
 };
@@ -93,6 +98,7 @@ class HttpServer {
   std::string local_address() const;  // "127.0.0.1:9464", for the log line
   const ServerStats& stats() const;
   size_t open_connections() const;
+  size_t idle_connections() const;  // open and waiting for a request, or lingering
 
  private:
   std::shared_ptr<ServerState> state_;

@@ -131,14 +131,19 @@ bool EnvelopeDecoder::DecodeJournald(std::string_view line, EnvelopeRecord* out)
   std::string_view ident = line.substr(host_end + 1, ident_end - host_end - 1);
   if (ident.find(' ') != std::string_view::npos) return false;
   out->content = ident_end + 2 <= line.size() ? line.substr(ident_end + 2) : std::string_view();
-  int32_t year = options_.current_year;
   out->year = EnvelopeYear::kFromClock;
+  const int32_t offset = options_.local_utc_offset_s;
   if (options_.mtime_year > 0) {
-    year = options_.mtime_year;
     out->year = EnvelopeYear::kFromMtime;
+    out->time_us = CivilToUnixMicros(t, options_.mtime_year, offset);
+  } else if (options_.wall_clock != nullptr) {
+    // Live: the year that does not date the line after now (a Dec 31 line
+    // read just after New Year keeps its year; a Jan 1 line gets the new one).
+    out->time_us = LatestNotAfter(t, options_.wall_clock() + kYearGuessZoneSlackUs, offset);
+  } else {
+    out->time_us = CivilToUnixMicros(t, options_.current_year, offset);
   }
   out->has_time = true;
-  out->time_us = CivilToUnixMicros(t, year, options_.local_utc_offset_s);
   out->zone_offset_s = options_.local_utc_offset_s;
   return true;
 }

@@ -494,7 +494,8 @@ int64_t GuessedHeaderTime(const ParserOptions& options, const CivilTime& t, int3
   // `limit`, the last moment it can have been written (ParserOptions::mtime_us).
   // The widest zone offset is allowed on top, since the header's zone is
   // often unknown: a wrong hour beats a wrong year.
-  constexpr int64_t kZoneSlackUs = 14LL * 3600 * 1'000'000;
+  constexpr int64_t kZoneSlackUs = kYearGuessZoneSlackUs;
+  const int64_t now_us = options.wall_clock != nullptr ? options.wall_clock() : options.now_us;
   int64_t limit = 0;
   TimeFallback fallback = TimeFallback::kYearFromClock;
   if (options.mtime_us > 0) {
@@ -503,12 +504,10 @@ int64_t GuessedHeaderTime(const ParserOptions& options, const CivilTime& t, int3
   } else if (options.mtime_year > 0) {
     const CivilTime year_end{0, 12, 31, 23, 59, 59, 999'999};
     limit = CivilToUnixMicros(year_end, options.mtime_year, offset);
-    if (options.now_us > 0 && options.now_us + kZoneSlackUs < limit) {
-      limit = options.now_us + kZoneSlackUs;
-    }
+    if (now_us > 0 && now_us + kZoneSlackUs < limit) limit = now_us + kZoneSlackUs;
     fallback = TimeFallback::kYearFromMtime;
-  } else if (options.now_us > 0) {
-    limit = options.now_us + kZoneSlackUs;
+  } else if (now_us > 0) {
+    limit = now_us + kZoneSlackUs;
   }
   *fallback_out = fallback;
   if (limit == 0) return CivilToUnixMicros(t, options.current_year, offset);

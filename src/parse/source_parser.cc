@@ -208,6 +208,7 @@ struct SourceParser::Impl {
     CivilTime t;
     int32_t offset = 0;
     int64_t result = 0;
+    int64_t changes_at_us = 0;  // live: the wall time from which the year may differ
     TimeFallback fallback = TimeFallback::kYearFromClock;
   } guess_cache;
 
@@ -403,8 +404,10 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
     }
     return NearestTo(envelope_cache.candidates, rec.time_us);
   }
-  // Below, the result depends on t, offset and the options only.
-  if (guess_cache.valid && SameCivil(guess_cache.t, t) && guess_cache.offset == offset) {
+  // Below, the result depends on t, offset, the options and, live, on the
+  // wall clock only through the year: it holds until changes_at_us.
+  if (guess_cache.valid && SameCivil(guess_cache.t, t) && guess_cache.offset == offset &&
+      (options.wall_clock == nullptr || options.wall_clock() < guess_cache.changes_at_us)) {
     events.TimeGuessed(guess_cache.fallback);
     return guess_cache.result;
   }
@@ -412,6 +415,10 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
   guess_cache.t = t;
   guess_cache.offset = offset;
   guess_cache.result = GuessedHeaderTime(options, t, offset, &guess_cache.fallback);
+  guess_cache.changes_at_us =
+      options.wall_clock == nullptr
+          ? std::numeric_limits<int64_t>::max()
+          : YearGuessChangesAt(t, guess_cache.result, offset, kYearGuessZoneSlackUs);
   events.TimeGuessed(guess_cache.fallback);
   return guess_cache.result;
 }

@@ -40,6 +40,13 @@ int64_t LatestNotAfter(const CivilTime& t, int64_t limit_us, int32_t offset_s) {
   return CivilToUnixMicros(t, y - 1, offset_s);
 }
 
+int64_t YearGuessChangesAt(const CivilTime& t, int64_t guessed_us, int32_t offset_s,
+                           int64_t slack_us) {
+  int32_t y, m, d;
+  CivilFromDays(LocalDayOf(guessed_us, offset_s), &y, &m, &d);
+  return CivilToUnixMicros(t, y + 1, offset_s) - slack_us;
+}
+
 int64_t LocalDayOf(int64_t time_us, int32_t offset_s) {
   const int64_t local_secs = time_us / 1'000'000 + offset_s;
   return local_secs / 86400 - (local_secs % 86400 < 0 ? 1 : 0);

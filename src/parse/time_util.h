@@ -35,6 +35,18 @@ int64_t CivilToUnixMicros(const CivilTime& t, int32_t year, int32_t offset_s);
 // been written. Lines of a log crossing New Year thus stay in order.
 int64_t LatestNotAfter(const CivilTime& t, int64_t limit_us, int32_t offset_s);
 
+// How far after the wall clock a year-less line's local time may read and
+// still be of this year: the widest zone offset, since a header's zone is
+// often unknown (a wrong hour beats a wrong year).
+inline constexpr int64_t kYearGuessZoneSlackUs = 14LL * 3600 * 1'000'000;
+
+// For `guessed_us`, the time LatestNotAfter(t, now_us + slack_us, offset_s)
+// gave: the earliest now_us at which it would give t's next year instead. A
+// guess cached for `t` holds while the clock is before it, so a running
+// daemon re-reads the year only when New Year can have changed it.
+int64_t YearGuessChangesAt(const CivilTime& t, int64_t guessed_us, int32_t offset_s,
+                           int64_t slack_us);
+
 // The local day (days since the epoch) of `time_us` at `offset_s` seconds
 // east of UTC: an envelope's calendar day, which dates a header without a year.
 int64_t LocalDayOf(int64_t time_us, int32_t offset_s);

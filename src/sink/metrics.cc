@@ -266,6 +266,7 @@ void Metrics::SetHttpStats(const http::ServerStats& stats) {
   SyncCounter(http_requests_.Add({{"outcome", "answered"}}), stats.requests);
   SyncCounter(http_requests_.Add({{"outcome", "bad_request"}}), stats.bad_requests);
   SyncCounter(http_requests_.Add({{"outcome", "refused"}}), stats.refused);
+  SyncCounter(http_requests_.Add({{"outcome", "evicted_idle"}}), stats.evicted_idle);
   SyncCounter(http_requests_.Add({{"outcome", "timeout"}}), stats.timeouts);
 }
 

@@ -356,35 +356,143 @@ FrameDecoder::FrameDecoder(Framing framing, size_t max_line_bytes, JsonFields fi
     : framing_(framing),
       fields_(std::move(fields)),
       events_(events),
-      splitter_(framing == Framing::kJsonl ? 2 * max_line_bytes + kJsonSlackBytes : max_line_bytes,
-                events) {}
+      splitter_(max_line_bytes, events),
+      max_string_(max_line_bytes > 64 ? max_line_bytes - 8 : max_line_bytes),
+      max_record_(2 * max_line_bytes + kJsonSlackBytes) {}
 
 void FrameDecoder::Append(std::string_view bytes, const OnLine& on_line) {
   if (bytes.empty()) return;
-  splitter_.Append(bytes, [&](std::string_view line) { OnRawLine(line, on_line); });
+  if (framing_ == Framing::kJsonl) {
+    AppendJsonl(bytes, on_line);
+  } else {
+    splitter_.Append(bytes, [&](std::string_view line) { on_line(line, labels_); });
+  }
   mid_line_ = bytes.back() != '\n';
 }
 
 void FrameDecoder::Finish(bool deliver_partial, const OnLine& on_line) {
   if (mid_line_ && deliver_partial) {
-    splitter_.Finish([&](std::string_view line) { OnRawLine(line, on_line); });
+    if (framing_ == Framing::kJsonl) {
+      EndRecord(on_line);
+    } else {
+      splitter_.Finish([&](std::string_view line) { on_line(line, labels_); });
+    }
   } else if (mid_line_) {
     events_.LineDropped(DropReason::kCutAtDisconnect);
+    record_.clear();
+    cut_ = in_string_ = skipping_ = escaped_ = escape_start_ = after_high_ = false;
+    escape_left_ = 0;
   }
   mid_line_ = false;
 }
 
-void FrameDecoder::OnRawLine(std::string_view line, const OnLine& on_line) {
-  if (framing_ == Framing::kLines) {
-    on_line(line, labels_);
+void FrameDecoder::AppendJsonl(std::string_view bytes, const OnLine& on_line) {
+  while (!bytes.empty()) {
+    const size_t nl = bytes.find('\n');
+    std::string_view piece = nl == std::string_view::npos ? bytes : bytes.substr(0, nl);
+    // Common case: a whole record inside this chunk, too short to need a cut:
+    // decoded from the chunk, no copy, no scan.
+    const bool direct =
+        record_.empty() && !cut_ && nl != std::string_view::npos && piece.size() <= max_string_;
+    if (direct) {
+      DecodeRecord(piece, /*cut=*/false, on_line);
+    } else {
+      KeepRecordBytes(piece);
+    }
+    if (nl == std::string_view::npos) break;
+    if (!direct) EndRecord(on_line);
+    bytes.remove_prefix(nl + 1);
+  }
+}
+
+// Keeps the bytes of a record that need the scan: every byte outside strings,
+// each string's first max_string_ bytes and its closing quote.
+void FrameDecoder::KeepRecordBytes(std::string_view piece) {
+  for (char c : piece) {
+    if (record_.size() >= max_record_) {
+      cut_ = true;  // the rest of the record is skipped
+      return;
+    }
+    if (!in_string_) {
+      record_.push_back(c);
+      if (c == '"') {
+        in_string_ = true;
+        skipping_ = escaped_ = escape_start_ = after_high_ = false;
+        string_bytes_ = 0;
+        escape_left_ = 0;
+      }
+    } else if (skipping_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        record_.push_back(c);
+        in_string_ = false;
+      }
+    } else {
+      StoreStringByte(c);
+    }
+  }
+}
+
+void FrameDecoder::StoreStringByte(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  // A character starts here (not an escape's tail, not a UTF-8 continuation
+  // byte, not the low half of a surrogate pair): the string may be cut here.
+  const bool boundary = escape_left_ == 0 && (byte & 0xC0) != 0x80 && !after_high_;
+  if (boundary && string_bytes_ >= max_string_ && c != '"') {
+    skipping_ = true;
+    cut_ = true;
+    escaped_ = c == '\\';
     return;
   }
-  switch (DecodeJsonLine(line, fields_, &text_, &labels_)) {
+  record_.push_back(c);
+  ++string_bytes_;
+  if (escape_left_ > 0) {
+    --escape_left_;
+    if (escape_start_) {
+      escape_start_ = false;
+      after_high_ = false;
+      if (c == 'u') {
+        escape_left_ = 4;
+        escape_hex_ = 0;
+      }
+      return;
+    }
+    int digit = byte <= '9' ? byte - '0' : (byte | 0x20) - 'a' + 10;
+    escape_hex_ = escape_hex_ << 4 | static_cast<uint32_t>(digit & 0xF);
+    if (escape_left_ == 0) after_high_ = escape_hex_ >= 0xD800 && escape_hex_ <= 0xDBFF;
+    return;
+  }
+  if (c == '\\') {
+    escape_left_ = 1;
+    escape_start_ = true;
+    return;
+  }
+  after_high_ = false;
+  if (c == '"') in_string_ = false;
+}
+
+void FrameDecoder::EndRecord(const OnLine& on_line) {
+  std::string record = std::move(record_);
+  const bool cut = cut_;
+  record_.clear();
+  cut_ = in_string_ = skipping_ = escaped_ = escape_start_ = after_high_ = false;
+  escape_left_ = 0;
+  DecodeRecord(record, cut, on_line);
+  record_.swap(record);  // keep its capacity for the next long record
+  record_.clear();
+}
+
+void FrameDecoder::DecodeRecord(std::string_view record, bool cut, const OnLine& on_line) {
+  if (cut) events_.LineDropped(DropReason::kLineTooLong);  // once, whatever follows
+  switch (DecodeJsonLine(record, fields_, &text_, &labels_)) {
     case JsonResult::kInvalidJson:
-      events_.LineDropped(DropReason::kInvalidJson);
+      if (!cut) events_.LineDropped(DropReason::kInvalidJson);
       return;
     case JsonResult::kNoTextField:
-      events_.LineDropped(DropReason::kNoTextField);
+      if (!cut) events_.LineDropped(DropReason::kNoTextField);
       return;
     case JsonResult::kOk:
       break;

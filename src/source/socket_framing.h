@@ -19,9 +19,15 @@
 // a text holding several lines gives one log line each. Each label of
 // StreamLabel is the first of its paths present as a string, else "". A line
 // that is not a JSON object is counted as kInvalidJson, one without a text as
-// kNoTextField, and skipped: the next line is decoded as usual. The raw JSON
-// line may be 2 * max_line_bytes + 4 KiB long (escapes), the text is capped
-// by the parser.
+// kNoTextField, and skipped: the next line is decoded as usual. A record
+// longer than max_line_bytes is truncated as a `lines` line is, and still
+// decoded: each JSON string in it keeps its first max_line_bytes - 8 bytes
+// (cut between characters, never inside an escape or a surrogate pair; the
+// rest skipped up to its closing quote), so an over-long log text is cut
+// there and the labels after it are kept; counted once as kLineTooLong. A
+// record still over 2 * max_line_bytes + 4 KiB (thousands of fields) is cut
+// there too, counted once as kLineTooLong, and dropped when it then no longer
+// decodes.
 //
 // Finish(): a last line without its '\n' is delivered when deliver_partial
 // (stdin: the end of a pipe ends the line), else dropped and counted as
@@ -98,15 +104,33 @@ class FrameDecoder {
   bool mid_line() const { return mid_line_; }
 
  private:
-  void OnRawLine(std::string_view line, const OnLine& on_line);
+  // jsonl: records cut at '\n', long strings shortened (see the header).
+  void AppendJsonl(std::string_view bytes, const OnLine& on_line);
+  void KeepRecordBytes(std::string_view piece);
+  void StoreStringByte(char c);
+  void EndRecord(const OnLine& on_line);
+  void DecodeRecord(std::string_view record, bool cut, const OnLine& on_line);
 
   Framing framing_;
   JsonFields fields_;
   PipelineEvents& events_;
-  LineSplitter splitter_;
+  LineSplitter splitter_;  // lines
   std::string text_;
   StreamLabels labels_;
   bool mid_line_ = false;
+  // jsonl: the record being read, and where the scan of it is.
+  size_t max_string_;
+  size_t max_record_;
+  std::string record_;
+  bool cut_ = false;  // a string of it was shortened, or the record cut
+  bool in_string_ = false;
+  bool skipping_ = false;      // in the skipped rest of a long string
+  bool escaped_ = false;       // skipping: the byte after a backslash
+  size_t string_bytes_ = 0;    // the string's bytes kept so far
+  int escape_left_ = 0;        // bytes of an escape still to come (\n: 1, \uXXXX: 5)
+  bool escape_start_ = false;  // the next byte says which escape it is
+  uint32_t escape_hex_ = 0;    // a \uXXXX escape's code unit, read so far
+  bool after_high_ = false;    // the last character was a \uD800-\uDBFF: its pair follows
 };
 
 }  // namespace fingerprintd::source

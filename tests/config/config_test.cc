@@ -493,5 +493,89 @@ TEST(ConfigTest, AFileSourceReleasesReadBytesUnderItsBoundOnlyWithACheckpointDir
             "room for the writer)");
 }
 
+TEST(ConfigTest, EveryErrorOfAFileIsReportedAtOnceInLineOrderNotOnlyTheFirst) {
+  EXPECT_EQ(ErrorOf("colour: blue\n"
+                    "sources:\n"
+                    "  - type: file\n"
+                    "    paths: [x]\n"
+                    "    start_at: middle\n"
+                    "    format: xml\n"
+                    "  - {type: tcp, listen: nowhere, max_connections: 0}\n"
+                    "log: {level: loud}\n"
+                    "limits: {max_hold: forever}\n"),
+            "f.yaml:1: colour: unknown key\n"
+            "f.yaml:5: sources[0].start_at: expected end or beginning, got 'middle'\n"
+            "f.yaml:6: sources[0].format: expected auto, plain, cri, docker, journald or compose, "
+            "got 'xml'\n"
+            "f.yaml:7: sources[1].listen: expected host:port (e.g. 127.0.0.1:9464), got 'nowhere'\n"
+            "f.yaml:7: sources[1].max_connections: must be > 0\n"
+            "f.yaml:8: log.level: expected trace, debug, info, warn, error, critical or off\n"
+            "f.yaml:9: limits.max_hold: expected a positive duration such as 500ms, 30s, 10m, 2h "
+            "or 1d");
+}
+
+TEST(ConfigTest, ADuplicateKeyIsAnErrorNotASilentlyDroppedGlob) {
+  // yaml-cpp keeps both and answers with the first: the second glob was never tailed.
+  EXPECT_EQ(ErrorOf("sources:\n"
+                    "  - type: file\n"
+                    "    paths: [/var/log/a/*.log]\n"
+                    "    paths: [/var/log/b/*.log]\n"),
+            "f.yaml:4: sources[0].paths: duplicate key (first at line 3; a second value would be "
+            "ignored)");
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x]}\nhttp: {listen: "
+                      "127.0.0.1:1}\nhttp: {listen: 127.0.0.1:2}\n"),
+              HasSubstr("f.yaml:4: http: duplicate key (first at line 3;"));
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x], labels: {pod: a, pod: b}}\n"),
+              HasSubstr("f.yaml:2: sources[0].labels.pod: duplicate key"));
+}
+
+TEST(ConfigTest, AnEmptyDeploymentLabelIsRefusedByRunAsByReplay) {
+  EXPECT_EQ(ErrorOf("sources:\n  - {type: file, paths: [x], labels: {deployment: \"\"}}\n"),
+            "f.yaml:2: sources[0].labels: label 'deployment' has an empty value");
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, labels: {deployment: ''}}\n"),
+              HasSubstr("sources[0].labels: label 'deployment' has an empty value"));
+  // `run --label` (with a config or the one-source form) and `replay --label`: one check.
+  auto labels = ParseLabelFlags({"deployment="});
+  ASSERT_FALSE(labels.ok());
+  EXPECT_EQ(labels.status().message(), "--label: 'deployment=' has an empty value");
+  RunFlags flags;
+  flags.paths = {"x.log"};
+  flags.labels = {"deployment="};
+  EXPECT_EQ(ConfigFromFlags(flags).status().message(), "--label: 'deployment=' has an empty value");
+  flags.labels = {"deployment=a", "deployment=b"};
+  EXPECT_EQ(ConfigFromFlags(flags).status().message(),
+            "--label: 'deployment' given twice ('deployment=a', 'deployment=b')");
+}
+
+TEST(ConfigTest, TwoSourcesOnOnePortOrOneSocketPathFailConfigCheck) {
+  EXPECT_EQ(ErrorOf("sources:\n"
+                    "  - {type: tcp, listen: 127.0.0.1:5170}\n"
+                    "  - {type: tcp, listen: 'localhost:5170'}\n"),
+            "f.yaml:3: sources[1].listen: 'localhost:5170' takes the port of sources[0] (line 2), "
+            "'127.0.0.1:5170'");
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp}\n  - {type: tcp}\n"),
+              HasSubstr("f.yaml:3: sources[1].listen: '127.0.0.1:5170' takes the port of"));
+  EXPECT_THAT(ErrorOf("sources:\n"
+                      "  - {type: tcp, listen: '0.0.0.0:7000', allow_remote: true}\n"
+                      "  - {type: tcp, listen: '127.0.0.1:7000'}\n"),
+              HasSubstr("f.yaml:3: sources[1].listen: '127.0.0.1:7000' takes the port of"));
+  EXPECT_EQ(ErrorOf("sources:\n"
+                    "  - {type: unix, path: /run/f.sock}\n"
+                    "  - {type: unix, path: /run/f.sock}\n"),
+            "f.yaml:3: sources[1].path: '/run/f.sock' is the socket of sources[0] (line 2) too");
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: tcp, listen: 127.0.0.1:9464}\n"),
+              HasSubstr("f.yaml:2: sources[0].listen: '127.0.0.1:9464' takes the port of "
+                        "http.listen"));
+  // Port 0 (any free port), other ports and other loopback hosts do not clash.
+  EXPECT_EQ(ErrorOf("sources:\n"
+                    "  - {type: tcp, listen: 127.0.0.1:0}\n"
+                    "  - {type: tcp, listen: 127.0.0.1:0}\n"
+                    "  - {type: tcp, listen: 127.0.0.1:5171}\n"
+                    "  - {type: tcp, listen: 127.0.0.2:5171}\n"
+                    "  - {type: unix, path: /run/a.sock}\n"
+                    "  - {type: unix, path: /run/b.sock}\n"),
+            "(ok)");
+}
+
 }  // namespace
 }  // namespace fingerprintd::config

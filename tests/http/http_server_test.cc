@@ -9,6 +9,8 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace fingerprintd::http {
 namespace {
@@ -42,6 +44,14 @@ class ServerThread {
     std::promise<ServerStats> stats;
     asio::post(io_, [&] { stats.set_value(server_->stats()); });
     return stats.get_future().get();
+  }
+  // Open and idle connections, read on the server's thread.
+  std::pair<size_t, size_t> Connections() {
+    std::promise<std::pair<size_t, size_t>> counts;
+    asio::post(io_, [&] {
+      counts.set_value({server_->open_connections(), server_->idle_connections()});
+    });
+    return counts.get_future().get();
   }
 
  private:
@@ -171,22 +181,91 @@ TEST(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   EXPECT_EQ(server.Stats().requests, 3u);
 }
 
-TEST(HttpServerTest, ConnectionsBeyondTheCapAreRefusedWhileTheOthersAreStillServed) {
-  ServerOptions options;
-  options.max_connections = 4;
+// Connects `n` clients and waits until the server holds them all in the
+// state `idle` (true: waiting for a request; false: reading one).
+std::vector<tcp::socket> ConnectAndWait(asio::io_context& io, ServerThread& server, size_t n,
+                                        const std::string& send, bool idle) {
+  std::vector<tcp::socket> sockets;
+  for (size_t i = 0; i < n; ++i) {
+    sockets.push_back(Connect(io, server.port()));
+    if (!send.empty()) asio::write(sockets.back(), asio::buffer(send));
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto [open, idle_count] = server.Connections();
+    if (open == n && idle_count == (idle ? n : 0)) break;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  auto [open, idle_count] = server.Connections();
+  EXPECT_EQ(open, n);
+  EXPECT_EQ(idle_count, idle ? n : 0);
+  return sockets;
+}
+
+bool StillOpen(tcp::socket& socket) {
+  socket.non_blocking(true);
+  char c;
+  boost::system::error_code ec;
+  socket.read_some(asio::buffer(&c, 1), ec);
+  return ec == asio::error::would_block;
+}
+
+TEST(HttpServerTest, ProbesAtTheConnectionCapCloseTheOldestIdleConnectionNotTheNewOne) {
+  ServerOptions options;                               // the default cap: 64
+  options.request_timeout = std::chrono::seconds(60);  // idle clients stay
   ServerThread server(options);
   asio::io_context io;
-  std::vector<tcp::socket> idle;
-  for (int i = 0; i < 4; ++i) idle.push_back(Connect(io, server.port()));
-  // The server counts a session once it accepted it: wait until all four are in.
-  for (int i = 0; i < 10; ++i) {
+  std::vector<tcp::socket> idle = ConnectAndWait(io, server, 64, "", /*idle=*/true);
+  for (int probe = 0; probe < 3; ++probe) {
+    std::string reply = Exchange(server.port(), "GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n");
+    EXPECT_THAT(reply, StartsWith("HTTP/1.1 200 ")) << "probe " << probe;
+  }
+  // The oldest idle connection made room; the probes, closed after their
+  // answer, left that slot free for the next one; the others still wait.
+  EXPECT_EQ(ReadUntilClosed(idle[0]), "");
+  for (int i = 1; i < 64; ++i) EXPECT_TRUE(StillOpen(idle[i])) << "connection " << i;
+  ServerStats stats = server.Stats();
+  EXPECT_EQ(stats.evicted_idle, 1u);
+  EXPECT_EQ(stats.refused, 0u);
+  EXPECT_EQ(stats.requests, 3u);
+}
+
+TEST(HttpServerTest, AtTheCapTheConnectionIdleTheLongestIsClosedNotAKeepAliveClientJustServed) {
+  ServerOptions options;
+  options.max_connections = 2;
+  ServerThread server(options);
+  asio::io_context io;
+  std::vector<tcp::socket> idle = ConnectAndWait(io, server, 2, "", /*idle=*/true);
+  // The first connection is answered and kept alive: idle again, since later.
+  asio::write(idle[0], asio::buffer(std::string("GET /hello HTTP/1.1\r\n\r\n")));
+  std::string answer;
+  char buf[512];
+  while (answer.find("hello ") == std::string::npos) {
+    answer.append(buf, idle[0].read_some(asio::buffer(buf)));
+  }
+  EXPECT_THAT(Exchange(server.port(), "GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200 "));
+  EXPECT_EQ(ReadUntilClosed(idle[1]), "");  // idle the longest: since it connected
+  EXPECT_TRUE(StillOpen(idle[0]));
+}
+
+TEST(HttpServerTest, AtTheCapWithEveryConnectionMidRequestTheNewOneIsRefused) {
+  ServerOptions options;
+  options.max_connections = 4;
+  options.request_timeout = std::chrono::seconds(60);
+  ServerThread server(options);
+  asio::io_context io;
+  std::vector<tcp::socket> busy =
+      ConnectAndWait(io, server, 4, "GET /hello HTTP/1.1\r\nHost:", /*idle=*/false);
+  for (int i = 0; i < 3; ++i) {
     tcp::socket extra = Connect(io, server.port());
     EXPECT_EQ(ReadUntilClosed(extra), "") << "connection " << i << " beyond the cap";
   }
-  EXPECT_GE(server.Stats().refused, 1u);
-  asio::write(idle[0],
-              asio::buffer(std::string("GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n")));
-  EXPECT_THAT(ReadUntilClosed(idle[0]), StartsWith("HTTP/1.1 200 "));
+  ServerStats stats = server.Stats();
+  EXPECT_EQ(stats.refused, 3u);
+  EXPECT_EQ(stats.evicted_idle, 0u);
+  asio::write(busy[0], asio::buffer(std::string(" a\r\nConnection: close\r\n\r\n")));
+  EXPECT_THAT(ReadUntilClosed(busy[0]), StartsWith("HTTP/1.1 200 "));
 }
 
 TEST(HttpServerTest, AnAddressThatIsNotHostPortIsAClearError) {

@@ -18,9 +18,11 @@
 // fallback rule (class unknown catch-all) yields to any other rule.
 //
 // The incident id is a hash of the deployment, the rule and the earliest
-// symptom time among the incident's hits when it is first reported (all
-// expected workers in, or its window over): the same whichever worker's hit
-// arrived first, so replay, live input and a restart give one id. Hits still
+// symptom time the log gave among the incident's hits when it is first
+// reported (all expected workers in, or its window over; 0 when no symptom
+// line had a time of its own, which live dates by its reading): the same
+// whichever worker's hit arrived first, so replay, live input and a restart
+// give one id. Hits still
 // come through the Pipeline (fingerprintd/pipeline.h) in one canonical order,
 // so that grouping does not depend on the pace of the sources either.
 

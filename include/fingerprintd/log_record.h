@@ -85,8 +85,11 @@ struct LogRecord {
   const WorkerInfo* worker = nullptr;  // never null once emitted by the parser
   Level level = Level::kUnknown;
   LineKind kind = LineKind::kMessage;
-  bool headered = false;      // the line had a logging header (level/time/location)
-  int64_t time_us = 0;        // event time, microseconds since the Unix epoch (UTC); 0 = unknown
+  bool headered = false;  // the line had a logging header (level/time/location)
+  int64_t time_us = 0;    // event time, microseconds since the Unix epoch (UTC); 0 = unknown
+  // Live only: the source has given no time of its own yet, and time_us is
+  // when the line was read (ParserOptions::wall_clock). Replay leaves it 0.
+  bool time_read = false;
   std::string_view location;  // "core.py:1110" or empty
   std::string_view message;   // text after every prefix and header
   std::string_view raw;       // the envelope content as read (ANSI kept), for evidence

@@ -222,8 +222,11 @@ struct RuleHit {
   uint32_t source_id = 0;
   WorkerInfo worker;  // copy: name, role, pid, ip, indices, rank
   Confidence confidence = Confidence::kPartial;
-  int64_t first_time_us = 0;         // earliest matched stage
-  int64_t time_us = 0;               // the symptom's time
+  int64_t first_time_us = 0;  // earliest matched stage
+  int64_t time_us = 0;        // the symptom's time
+  // The symptom's line had no time of its own: time_us is when it was read
+  // (live) or 0 (replay). Not part of the incident id (correlate.h).
+  bool time_read = false;
   std::vector<EvidenceLine> stages;  // one per matched stage, in order
   std::string exception;  // "RuntimeError: Assertion error (...): Unknown SF transformation"
   std::string traceback_fingerprint;  // "" if no traceback with frames
@@ -259,6 +262,11 @@ class RuleEngine final : public parse::RecordSink {
     // A symptom on a message line waits this long (event time) for its
     // traceback before Tick() decides it without one.
     int64_t pending_timeout_us = 5'000'000;
+    // The input's last words (the last exception with nothing healthy after
+    // it, the unleveled lines at the end: Finish()) are decided by Tick()
+    // once they are this old in event time, so that live input, which never
+    // ends, reports them too. 0 = only at Finish().
+    int64_t last_words_after_us = 60'000'000;
   };
   RuleEngine(std::shared_ptr<const RuleSet> rules, uint32_t source_id, PipelineEvents& events,
              HitSink& sink);
@@ -274,7 +282,8 @@ class RuleEngine final : public parse::RecordSink {
   void LowestNeeded(int64_t now_us, SourcePosition* pos) const;
   // Decides the stream's pending symptoms and drops its state.
   void OnStreamForgotten(const WorkerInfo& worker) override;
-  // Decides symptoms on message lines older than the pending timeout (live input).
+  // Decides symptoms on message lines older than the pending timeout, and the
+  // input's last words older than last_words_after_us (live input).
   void Tick(int64_t now_us);
   // Drops the stage matches older than their rule's maxspan, plus a day for
   // clocks that disagree, before floor_us (the source's latest event time):

@@ -41,6 +41,7 @@ struct Traceback {
   uint64_t first_line = 0, last_line = 0;  // physical line numbers in the source
   uint64_t first_offset = 0;               // byte offset of the first line
   int64_t first_time_us = 0, last_time_us = 0;
+  bool time_read = false;       // last_time_us is a reading time (LogRecord::time_read)
   bool truncated = false;       // frame or byte cap hit; middle frames dropped
   uint64_t dropped_frames = 0;  // how many (the head and the innermost frames are kept)
   bool complete = false;  // ended at an exception line (false: flushed by foreign line/timeout/EOF)

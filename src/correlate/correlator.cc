@@ -157,6 +157,10 @@ struct Correlator::Impl {
     if (hit.time_us != 0 && (inc->anchor_us == 0 || hit.time_us < inc->anchor_us)) {
       inc->anchor_us = hit.time_us;
     }
+    if (hit.time_us != 0 && !hit.time_read &&
+        (inc->id_time_us == 0 || hit.time_us < inc->id_time_us)) {
+      inc->id_time_us = hit.time_us;
+    }
     inc->dirty = true;
     ++inc->hits;
     AddHit(*d, inc, std::move(hit));
@@ -270,8 +274,10 @@ struct Correlator::Impl {
       // symptom among the hits it has when first reported. Not the first hit
       // to arrive: live input may decide one rank's traceback before
       // another's where replay does the opposite, and both must give one id.
+      // Only a time the log gave counts: a line without one is dated by its
+      // reading live and 0 in replay, and the id must not depend on that.
       inc.id = "inc-" +
-               Hex64(Fnv1a64({inc.deployment->name, inc.rule->id, std::to_string(inc.anchor_us)}));
+               Hex64(Fnv1a64({inc.deployment->name, inc.rule->id, std::to_string(inc.id_time_us)}));
     }
     ++inc.revision;
     inc.dirty = false;
@@ -510,6 +516,7 @@ std::string Correlator::Impl::SaveState() const {
                          {"first_seen", inc->first_seen_us},
                          {"last_seen", inc->last_seen_us},
                          {"anchor", inc->anchor_us},
+                         {"id_time", inc->id_time_us},
                          {"revision", inc->revision},
                          {"dirty", inc->dirty},
                          {"hits", inc->hits},
@@ -571,6 +578,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       inc->first_seen_us = ji.at("first_seen").get<int64_t>();
       inc->last_seen_us = ji.at("last_seen").get<int64_t>();
       inc->anchor_us = ji.at("anchor").get<int64_t>();
+      inc->id_time_us = ji.value("id_time", inc->anchor_us);  // older states: the anchor
       inc->revision = ji.at("revision").get<int>();
       inc->dirty = ji.at("dirty").get<bool>();
       inc->hits = ji.at("hits").get<uint64_t>();

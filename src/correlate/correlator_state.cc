@@ -45,6 +45,7 @@ json HitToJson(const rules::RuleHit& hit, const std::vector<std::string>& source
               {"confirmed", hit.confidence == rules::Confidence::kConfirmed},
               {"first_time", hit.first_time_us},
               {"time", hit.time_us},
+              {"time_read", hit.time_read},
               {"stages", stages},
               {"exception", hit.exception},
               {"fingerprint", hit.traceback_fingerprint},
@@ -63,6 +64,7 @@ bool HitFromJson(const json& j, const rules::RuleSet& rules,
       j.at("confirmed").get<bool>() ? rules::Confidence::kConfirmed : rules::Confidence::kPartial;
   hit->first_time_us = j.at("first_time").get<int64_t>();
   hit->time_us = j.at("time").get<int64_t>();
+  hit->time_read = j.value("time_read", false);  // absent in older states
   for (const json& e : j.at("stages")) {
     hit->stages.push_back(
         rules::EvidenceLine{source_ids.at(e.at("source").get<std::string>()),

@@ -50,6 +50,9 @@ struct OpenIncident {
   std::string id;
   int64_t first_seen_us = 0, last_seen_us = 0;  // over every matched stage
   int64_t anchor_us = 0;                        // earliest symptom: the window is measured from it
+  // Earliest symptom time the log itself gave (not a reading time,
+  // RuleHit::time_read); 0 if none: what the id is made of.
+  int64_t id_time_us = 0;
   std::vector<WorkerHits> workers;
   std::vector<rules::RuleHit> reraises;  // engine core / API server copies without a known origin
   int revision = 0;

@@ -211,6 +211,8 @@ struct SourceParser::Impl {
     int64_t changes_at_us = 0;  // live: the wall time from which the year may differ
     TimeFallback fallback = TimeFallback::kYearFromClock;
   } guess_cache;
+  // The line being delivered was dated by reading it (LogRecord::time_read).
+  bool time_read = false;
 
   // Buffer-first only. The raw bytes of a recent line up to the end of its
   // process prefix chain, and the worker that chain named.
@@ -549,9 +551,14 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     // (an API server silent until its final traceback).
     time_us = source_last_time;
   } else {
+    // No time in the source yet. Live, the line is dated by when it is read,
+    // so what it starts is decided in wall time like any other line; replay
+    // has no such clock and decides it at the end of the input.
     events.TimeGuessed(TimeFallback::kNoTimestamp);
-    time_us = 0;
+    time_us = options.wall_clock != nullptr ? options.wall_clock() : 0;
   }
+  time_read = !header.has_time && !rec.has_time && source_last_time == kNoTime &&
+              last_time[worker->id] == kNoTime && time_us != 0;
   if (header.has_time || rec.has_time) {
     last_time[worker->id] = time_us;
     source_last_time = time_us;
@@ -598,6 +605,7 @@ void SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* worker,
   in.line_number = rec.line_number;
   in.offset = rec.offset;
   in.time_us = time_us;
+  in.time_read = time_read;
   const TracebackOutput tb = assembler.Process(in);
 
   LogRecord record;
@@ -609,6 +617,7 @@ void SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* worker,
   record.kind = tb.kind;
   record.headered = has_header;
   record.time_us = time_us;
+  record.time_read = time_read;
   record.location = has_header ? header.location : std::string_view();
   record.message = message;
   record.raw = rec.content;

@@ -42,6 +42,7 @@ void TracebackAssembler::Touch(Stream& s, const TracebackInput& in) {
   if (in.time_us != 0) {
     if (s.tb.first_time_us == 0) s.tb.first_time_us = in.time_us;
     s.tb.last_time_us = in.time_us;
+    s.tb.time_read = in.time_read;
   }
   if (in.has_header) s.header_only_first = s.header_only_first && s.tb.first_line == in.line_number;
 }

@@ -78,6 +78,7 @@ struct TracebackInput {
   uint64_t line_number = 0;
   uint64_t offset = 0;
   int64_t time_us = 0;
+  bool time_read = false;  // LogRecord::time_read
 };
 
 struct TracebackOutput {

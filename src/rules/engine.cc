@@ -38,6 +38,7 @@ struct StageMatch {
   uint64_t offset = 0;
   int64_t time_us = 0;
   std::string text;
+  bool time_read = false;  // LogRecord::time_read
 };
 
 struct RuleState {
@@ -338,6 +339,7 @@ struct RuleEngine::Impl {
       p.symptom.line = last.tb.last_line;
       p.symptom.offset = last.tb.first_offset;
       p.symptom.time_us = last.tb.last_time_us;
+      p.symptom.time_read = last.tb.time_read;
       p.symptom.text = root->message.empty() ? root->type : root->type + ": " + root->message;
       p.on_exception_line = true;
       p.at_end_of_input = true;
@@ -423,7 +425,8 @@ struct RuleEngine::Impl {
       applied.push_back(id);
       RuleState& state = stream.StateFor(ref.owner, rule.stages.size());
       if (state.stages[ref.stage] && state.stages[ref.stage]->line == record.line_number) continue;
-      StageMatch match{record.line_number, record.offset, record.time_us, std::string(text)};
+      StageMatch match{record.line_number, record.offset, record.time_us, std::string(text),
+                       record.time_read};
       events.RuleMatched(rule.id, stage.id);
       if (stage.symptom) AddPending(stream, record, ref.owner, match, rejoined);
       if (match.time_us != 0) {
@@ -529,6 +532,12 @@ struct RuleEngine::Impl {
   // hits come out in the same order however far back the input was read.
   void Tick(int64_t now_us) {
     for (size_t i : StreamsByPendingLine()) ExpirePending(streams[i], workers[i], now_us);
+    if (now_us == 0 || options.last_words_after_us <= 0) return;
+    auto old = [&](int64_t time_us) {
+      return time_us != 0 && now_us - time_us > options.last_words_after_us;
+    };
+    if (!tail.empty() && old(tail.back().record.time_us)) PromoteTail();
+    if (last_exception && old(last_exception->tb.last_time_us)) HitLastException();
   }
 
   std::vector<size_t> StreamsByPendingLine() {
@@ -662,6 +671,7 @@ struct RuleEngine::Impl {
                          ? Confidence::kConfirmed
                          : Confidence::kPartial;
     hit.time_us = pending.symptom.time_us;
+    hit.time_read = pending.symptom.time_read;
     hit.first_time_us = pending.symptom.time_us;
     for (const auto& [s, m] : matched) {
       if (m->time_us != 0 && (hit.first_time_us == 0 || m->time_us < hit.first_time_us)) {

@@ -222,6 +222,26 @@ TEST_F(CorrelatorTest, IncidentIdsAreDeterministic) {
   EXPECT_EQ(sink_.Sorted()[0].incident_id, other_sink.Sorted()[0].incident_id);
 }
 
+TEST_F(CorrelatorTest, ALineWithoutATimeOfItsOwnGivesReplaysIdWhenLiveDatesItByItsReading) {
+  // Replay: the log gave no time, the hits are undated, decided at the end.
+  correlator_.OnHit(Hit("boom", Worker(0, 100), 0));
+  correlator_.Finish();
+  // Live: the same lines dated by when they were read, rank 1 read first.
+  testing::LatestIncidentSink live_sink;
+  Correlator live(rules_, events_, live_sink);
+  const uint32_t source = live.AddSource("pod.log", "llama");
+  for (auto [rank, t] : {std::pair{1, kT0 + 7 * kSecond}, std::pair{0, kT0 + 9 * kSecond}}) {
+    rules::RuleHit hit = Hit("boom", Worker(rank, 100 + rank), t);
+    hit.source_id = source;
+    hit.time_read = true;
+    live.OnHit(hit);
+  }
+  // Decided in wall time: the window passed without a line of the log.
+  live.AdvanceDeployment("llama", kT0 + 600 * kSecond);
+  ASSERT_EQ(live_sink.Sorted().size(), 1u);
+  EXPECT_EQ(live_sink.Sorted()[0].incident_id, sink_.Sorted()[0].incident_id);
+}
+
 TEST_F(CorrelatorTest, IncidentJsonCarriesTheContractFieldsInOrder) {
   correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
   correlator_.Finish();

@@ -273,6 +273,32 @@ TEST_F(RunTest, AFailureThatIsTheDeploymentsLastOutputIsReportedWithoutFurtherIn
   ExpectOneCompleteIncident();
 }
 
+TEST_F(RunTest, ALogWithoutAnyTimestampGivesItsIncidentLiveWithReplaysId) {
+  // A pasted traceback, as Ray and SGLang print them: no line has a time.
+  // Live never reaches an end of input; the lines are dated by their reading
+  // and the incident is decided in wall time, under replay's id.
+  // With the expected workers unknown, the incident waits for its window:
+  // 2 s here instead of the rule's 120 s.
+  const std::string example = Golden("wild/trimmed_traceback_unknown_sf.log");
+  std::ofstream(dir_ / "config.yaml")
+      << "sources:\n  - type: file\n    paths: ['" << (dir_ / "logs" / "*.log").string() << "']\n"
+      << "    start_at: beginning\n    labels: {deployment: qwen3}\n"
+      << "checkpoint_dir: " << (dir_ / "checkpoints").string() << "\n"
+      << "http: {listen: '127.0.0.1:0'}\n"
+      << "incidents: {path: " << Incidents().string() << "}\n"
+      << "correlation: {window: 2s}\n";
+  auto daemon = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"--config", (dir_ / "config.yaml").string()}, dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  Append("w.log", ReadFile(example));
+  ASSERT_TRUE(WaitFor([&] { return !IncidentLines().empty(); })) << Stderr();
+  Stop(daemon);
+  const std::vector<Json> lines = IncidentLines();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back()["rule"], "deepgemm-unknown-sf-transformation");
+  EXPECT_EQ(lines.back()["incident_id"], ReplayIncidentId({example}));
+}
+
 TEST_F(RunTest, KubeletRotationWithGzipOfOlderPiecesLosesAndDoublesNothing) {
   // /var/log/pods/<ns>_<pod>_<uid>/<container>/0.log, rotated by the kubelet
   // to 0.log.<timestamp>; at the next rotation the older piece is gzipped.

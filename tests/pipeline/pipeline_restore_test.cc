@@ -179,5 +179,31 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// Live input never ends: a failure that is the input's last word (the last
+// exception with nothing healthy after it) is decided once it is old on the
+// wall clock, as replay decides it at the end of the input, under one id.
+TEST(LiveTest, TheLastExceptionOfASourceThatWentQuietIsReportedWithoutAnEndOfInput) {
+  const auto streams = ReadStreams("wild/paste_ends_in_unknown_exception.log");
+  Session replay(streams);
+  for (size_t line = 0; line < streams[0].lines.size(); ++line) replay.Feed(streams, 0, line);
+  replay.pipeline().Finish();
+  const auto expected = replay.sink().Sorted();
+  ASSERT_EQ(expected.size(), 1u);
+
+  Session live(streams);
+  const int64_t wall = 1'796'000'000'000'000;  // 2026-11-29, microseconds
+  live.pipeline().Advance(wall);
+  for (size_t line = 0; line < streams[0].lines.size(); ++line) live.Feed(streams, 0, line);
+  for (int64_t t = 0; t <= 30'000'000; t += 1'000'000) live.pipeline().Advance(wall + t);
+  EXPECT_TRUE(live.sink().Sorted().empty()) << "decided before it was the last word";
+  for (int64_t t = 30'000'000; t <= 200'000'000; t += 1'000'000) {
+    live.pipeline().Advance(wall + t);
+  }
+  const auto incidents = live.sink().Sorted();
+  ASSERT_EQ(incidents.size(), 1u) << Jsonl(incidents);
+  EXPECT_EQ(incidents[0].rule->id, expected[0].rule->id);
+  EXPECT_EQ(incidents[0].incident_id, expected[0].incident_id);
+}
+
 }  // namespace
 }  // namespace fingerprintd

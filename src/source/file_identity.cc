@@ -2,6 +2,7 @@
 #include "source/file_identity.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -123,6 +124,9 @@ int64_t BirthTimeNs(const std::string& path) {
 }
 
 Writers OpenForWriting(int fd) {
+  // Were the lease broken in the instant it is held, the kernel would signal
+  // its owner (this process); SIGURG is ignored unless handled, unlike SIGIO.
+  ::fcntl(fd, F_SETSIG, SIGURG);
   if (::fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
     ::fcntl(fd, F_SETLEASE, F_UNLCK);
     return Writers::kNone;

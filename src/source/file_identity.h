@@ -67,8 +67,8 @@ int64_t BirthTimeNs(const std::string& path);
 // anyone. Asked with a read lease (fcntl F_SETLEASE, taken and given back at
 // once), which the kernel refuses while the file has a writer; it needs the
 // file's owner or CAP_LEASE and a file system with leases, else kUnknown.
-// Only for a file nobody can open any more (nlink 0): a lease broken by an
-// open in between would signal the daemon.
+// Only for a file nobody can open any more (nlink 0); were an open to break
+// the lease in the instant it is held, the signal sent is SIGURG (ignored).
 enum class Writers { kNone, kSome, kUnknown };
 Writers OpenForWriting(int fd);
 

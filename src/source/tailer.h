@@ -84,8 +84,10 @@
 //
 // Sources that cannot be read (source_health.h): a glob that matches no file,
 // its directory missing or not listable, a matched file that cannot be opened
-// (permission denied) or read. Each is reported once to OnSourceProblem()
-// with the path and the reason, and again when resolved; a file that cannot
+// (permission denied) or read. Each is reported to OnSourceProblem() with the
+// path and the reason when found, at every retry that finds it again, and
+// when resolved (so the daemon logs it once and counts every failed
+// attempt); a file that cannot
 // be opened is not a stream (not read, not open) and is tried again at every
 // Rescan(), with the start it would have had when first seen.
 //

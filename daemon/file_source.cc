@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "clock.h"
@@ -81,6 +82,8 @@ void FileSource::Stop() {
 void FileSource::Tick(int64_t now_us) {
   int64_t poll_every =
       Polling() ? tailer_config_.poll_interval_us : tailer_config_.safety_rescan_interval_us;
+  // A deleted file still written may wake no watch: polled as without inotify.
+  if (tailer_->Draining()) poll_every = std::min(poll_every, tailer_config_.poll_interval_us);
   if (tailer_->HasMoreToRead() || now_us - last_poll_us_ >= poll_every) {
     tailer_->Poll(now_us);
     last_poll_us_ = now_us;
@@ -102,7 +105,13 @@ void FileSource::AppendCheckpoint(const Pipeline& pipeline,
     source::SourceCheckpoint& cp = out->emplace_back();
     cp.name = stream;
     cp.safe = pipeline.SafePosition(id);
+    // Opened at its end (start_at) and nothing read since: the pipeline has
+    // no line to say so, and a restart must not read what was skipped.
+    if (auto it = skipped_.find(stream); it != skipped_.end() && cp.safe.offset < it->second) {
+      cp.safe.offset = it->second;
+    }
     cp.pieces = tailer_->PiecesFor(stream, cp.safe.offset);
+    cp.read = tailer_->NextOffset(stream);
   }
 }
 
@@ -186,9 +195,13 @@ Pipeline::SourceId FileSource::Register(const std::string& stream) {
 std::optional<source::StreamCheckpoint> FileSource::OnOpen(const std::string& stream) {
   Register(stream);
   auto it = restored_.find(stream);
-  if (it == restored_.end()) return std::nullopt;
+  if (it == restored_.end()) {
+    new_stream_ = true;
+    return std::nullopt;
+  }
+  metrics_.FileOpened("checkpoint");
   spdlog::info("{}: resuming from its checkpoint at byte {}", stream, it->second.safe.offset);
-  return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset};
+  return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset, it->second.read};
 }
 
 void FileSource::OnLine(const std::string& stream, std::string_view line, uint64_t offset) {
@@ -217,9 +230,68 @@ void FileSource::OnSwitched(const std::string& stream, bool truncated, const std
   }
 }
 
+void FileSource::OnStart(const std::string& stream, source::StartFrom from, uint64_t skipped) {
+  switch (from) {
+    case source::StartFrom::kBeginning:
+      metrics_.FileOpened("beginning");
+      break;
+    case source::StartFrom::kEnd:
+      metrics_.FileOpened("end");
+      skipped_[stream] = skipped;
+      spdlog::info("{}: start_at end: it existed before the daemon first ran; {} byte(s) skipped",
+                   stream, skipped);
+      break;
+    case source::StartFrom::kBornWhileStopped:
+      metrics_.FileOpened("born_while_stopped");
+      spdlog::info(
+          "{}: created while the daemon was stopped (after it first ran, not in its "
+          "checkpoint); reading it from its beginning",
+          stream);
+      break;
+  }
+}
+
+void FileSource::OnSourceProblem(const source::SourceProblem& problem,
+                                 source::SourceHealth::Event event) {
+  if (event == source::SourceHealth::Event::kResolved) {
+    spdlog::info("file source {}: {}: {} resolved", config_.paths.front(), problem.path,
+                 problem.reason);
+    return;
+  }
+  metrics_.SourceError(problem.reason);
+  if (event == source::SourceHealth::Event::kStill) return;  // logged when found
+  spdlog::warn("file source {}: {}: {}: {}; retried at every rescan", config_.paths.front(),
+               problem.path, problem.reason, problem.detail);
+}
+
+void FileSource::OnUnread(const std::string& stream, std::string_view reason, uint64_t bytes,
+                          const std::string& detail) {
+  metrics_.BytesUnread(reason);
+  spdlog::warn("{}: {} byte(s) could not be read ({}): {}", stream,
+               bytes > 0 ? std::to_string(bytes) : std::string("an unknown number of"), reason,
+               detail);
+}
+
+void FileSource::OnDeleted(const std::string& stream, bool read_on) {
+  if (read_on) {
+    spdlog::info("{} was deleted and is still written; reading on", stream);
+  } else {
+    spdlog::info("{} was deleted; read to its end", stream);
+  }
+}
+
+std::vector<std::string> FileSource::Problems() const {
+  std::vector<std::string> out;
+  for (const source::SourceProblem& problem : tailer_->Problems()) {
+    out.push_back(problem.path + ": " + problem.reason + " (" + problem.detail + ")");
+  }
+  return out;
+}
+
 void FileSource::OnEnded(const std::string& stream) {
-  spdlog::info("{} was deleted; read to its end", stream);
+  spdlog::info("{}: ended (deleted, not created again)", stream);
   release_.erase(stream);
+  skipped_.erase(stream);
   auto it = ids_.find(stream);
   if (it == ids_.end()) return;
   pipeline_.ForgetSource(it->second);
@@ -239,8 +311,10 @@ void FileSource::WaitForInotify() {
 }
 
 void FileSource::AfterRead() {
-  if (!release_due_ || stopped_) return;
+  for (const auto& [glob, files] : tailer_->GlobMatches()) metrics_.SetGlobMatched(glob, files);
+  if ((!release_due_ && !new_stream_) || stopped_) return;
   release_due_ = false;
+  new_stream_ = false;
   request_checkpoint_();
 }
 

@@ -11,6 +11,18 @@
 // checkpoint now. A file that cannot be released (its file system cannot punch
 // holes, it is not writable) is logged with the reason and counted once.
 //
+// Where each file starts is logged and counted (fingerprintd_files_opened_total
+// {start}); a file seen for the first time asks for a checkpoint at once, so
+// a `kill -9` right after cannot leave it out. What cannot be read (a glob
+// matching nothing, a directory missing or unreadable, a file that cannot be
+// opened or read) is logged once with the path and the reason, named by
+// Problems() (the daemon's /readyz) until resolved, and retried at every
+// rescan; every attempt that fails is counted
+// (fingerprintd_source_errors_total{reason}), so its rate stays above 0
+// while the problem lasts. Bytes that
+// could not be read (truncated or deleted before they were) are logged and
+// counted in fingerprintd_lines_dropped_total{reason}.
+//
 // Threading: the daemon's io_context thread.
 #pragma once
 
@@ -63,7 +75,11 @@ class FileSource final : public LiveSource, public source::TailerClient {
   void PrepareCheckpoint(const Pipeline& pipeline) override;
   void CheckpointCommitted() override;
   std::string_view Type() const override { return "file"; }
-  size_t OpenStreams() const override { return tailer_->Streams().size(); }
+  size_t OpenStreams() const override { return tailer_->OpenFiles(); }
+  std::vector<std::string> Problems() const override;
+
+  // When the daemon first ran (the checkpoint's); before Start().
+  void SetFirstRun(int64_t first_run_us) { tailer_->SetFirstRun(first_run_us); }
 
   // True when one of this source's globs matches `stream`.
   bool Matches(const std::string& stream) const;
@@ -75,6 +91,12 @@ class FileSource final : public LiveSource, public source::TailerClient {
   std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override;
   void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override;
   void OnSwitched(const std::string& stream, bool truncated, const std::string& copy) override;
+  void OnStart(const std::string& stream, source::StartFrom from, uint64_t skipped) override;
+  void OnSourceProblem(const source::SourceProblem& problem,
+                       source::SourceHealth::Event event) override;
+  void OnUnread(const std::string& stream, std::string_view reason, uint64_t bytes,
+                const std::string& detail) override;
+  void OnDeleted(const std::string& stream, bool read_on) override;
   // A deleted file is forgotten by the pipeline (nothing of it is kept for
   // the life of the daemon); if its path comes back, OnLine registers the
   // continuation as a fresh source.
@@ -88,7 +110,8 @@ class FileSource final : public LiveSource, public source::TailerClient {
   // globs, which for 1,000 pods is most of what an idle daemon would cost.
   bool Polling() const { return !watcher_ || watcher_->exhausted(); }
   void WaitForInotify();
-  // After a read: asks for a checkpoint when a stream's release is due.
+  // After a read: asks for a checkpoint when a stream's release is due or a
+  // stream was seen for the first time; sets the globs' gauges.
   void AfterRead();
 
   std::function<void()> on_read_;
@@ -107,6 +130,10 @@ class FileSource final : public LiveSource, public source::TailerClient {
   // release_read_bytes: one policy per stream, and whether one is due.
   std::map<std::string, source::ReleasePolicy> release_;
   bool release_due_ = false;
+  bool new_stream_ = false;  // a stream without a checkpoint was opened
+  // Streams opened at their end (start_at): the offset they start at, which
+  // their checkpoint never goes below.
+  std::map<std::string, uint64_t> skipped_;
   int64_t last_poll_us_ = 0;
   int64_t last_rescan_us_ = 0;
   bool stopped_ = false;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,9 @@ class LiveSource {
   virtual std::string_view Type() const = 0;
   // Streams being read now (files open, connections' streams).
   virtual size_t OpenStreams() const = 0;
+  // What keeps it from reading what it should, one line each ("PATH: reason
+  // (detail)"); empty when healthy. /readyz names them.
+  virtual std::vector<std::string> Problems() const { return {}; }
 };
 
 }  // namespace fingerprintd::daemon

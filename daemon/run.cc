@@ -188,6 +188,7 @@ class Daemon {
       auto loaded = store_->Load();
       if (loaded.ok()) {
         checkpoint = std::move(*loaded);
+        if (checkpoint->first_run_us > 0) first_run_us_ = checkpoint->first_run_us;
       } else if (loaded.status().code() != StatusCode::kNotFound) {
         metrics_.CheckpointFailed();
         spdlog::warn("{}; ignored, starting from start_at", loaded.status().message());
@@ -215,8 +216,8 @@ class Daemon {
       spdlog::error("{}", s.message());
       return kExitUsage;
     }
-    api_.SetReady(true, "");
-    ReportSources();
+    serving_ = true;
+    ReportSources();  // ready unless a source cannot be read
     WaitForSignal();
     ScheduleAdvance();
     ScheduleRescan();
@@ -239,6 +240,7 @@ class Daemon {
     http::ServerOptions options;
     options.listen = config_.http_listen;
     http_ = std::make_unique<http::HttpServer>(io_, options, [this](const http::Request& request) {
+      if (request.path == "/readyz" || request.path == "/metrics") ReportSources();
       return api_.Handle(request, WallNowMicros());
     });
     if (Status s = http_->Start(); !s.ok()) return s;
@@ -268,6 +270,7 @@ class Daemon {
       auto file = std::make_unique<FileSource>(
           io_, source, config_.tailer, *engine_->pipeline, metrics_, engine_->restored,
           [this] { Wake(); }, [this] { RequestCheckpoint(); }, audit_.get());
+      file->SetFirstRun(first_run_us_);
       files.push_back(file.get());
       engine_->sources.push_back(std::move(file));
     }
@@ -343,6 +346,7 @@ class Daemon {
       source->AppendCheckpoint(*engine_->pipeline, &checkpoint.sources);
     }
     checkpoint.pipeline_state = engine_->pipeline->SaveState();
+    checkpoint.first_run_us = first_run_us_;
     return checkpoint;
   }
 
@@ -416,10 +420,19 @@ class Daemon {
     });
   }
 
+  // Open streams by type, and /readyz: not ready while a source cannot be read.
   void ReportSources() {
+    if (!serving_ || !engine_) return;
     std::map<std::string_view, size_t> open;
-    for (auto& source : engine_->sources) open[source->Type()] += source->OpenStreams();
+    std::string problems;
+    for (auto& source : engine_->sources) {
+      open[source->Type()] += source->OpenStreams();
+      for (const std::string& problem : source->Problems()) {
+        problems += (problems.empty() ? "" : "; ") + problem;
+      }
+    }
     for (const auto& [type, count] : open) metrics_.SetSourcesOpen(type, count);
+    api_.SetReady(problems.empty(), problems);
   }
 
   // A source read something: on the quiet cadence, advance at the next tick.
@@ -563,6 +576,11 @@ class Daemon {
   bool quiet_ = false;
   bool stopping_ = false;
   bool checkpoint_requested_ = false;
+  bool serving_ = false;  // started: ReportSources() decides /readyz
+  // When the daemon first ran with this checkpoint directory (the
+  // checkpoint's, else this start): files born after it and missing from the
+  // checkpoint were created while it was stopped (source/tailer.h).
+  int64_t first_run_us_ = WallNowMicros();
 };
 
 void SetUpLogging(const config::DaemonConfig& config) {

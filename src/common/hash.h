@@ -27,6 +27,11 @@ class Fnv1a64Hasher {
     for (unsigned char c : part) Mix(c);
     Mix(separator);
   }
+  // Mixes `bytes` alone (no separator): the hash of raw content, such as a
+  // file's first bytes (source/file_identity.h).
+  void AddBytes(std::string_view bytes) {
+    for (unsigned char c : bytes) Mix(c);
+  }
   uint64_t value() const { return hash_; }
 
  private:

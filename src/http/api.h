@@ -11,8 +11,9 @@
 //                    ?deployment=NAME and ?since=RFC3339|UNIX-SECONDS (last hit
 //                    at or after it); a bad parameter is a 400 naming it
 //   GET /healthz     200 "ok" while the io loop answers
-//   GET /readyz      200 once the rules are loaded and every source is open,
-//                    else 503 with the reason
+//   GET /readyz      200 once the rules are loaded and every source is open
+//                    and readable (no glob matching nothing, no file or
+//                    directory that cannot be read), else 503 naming each
 //   GET /            the status page (status_page.h)
 //   anything else    404
 //

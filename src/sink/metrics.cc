@@ -131,6 +131,30 @@ Metrics::Metrics(std::string_view version)
     evictions_.Add({{"what", std::string(EvictedName(static_cast<Evicted>(w)))}});
   }
   for (const char* label : {"source", "deployment"}) label_overflow_.Add({{"label", label}});
+  source_errors_ = &BuildCounter()
+                        .Name("fingerprintd_source_errors_total")
+                        .Help(
+                            "Attempts to read a tailed source that failed, by reason (every "
+                            "retry counts; the log names the path once)")
+                        .Register(*registry_);
+  for (const char* reason : {"no_match", "directory_missing", "not_a_directory",
+                             "permission_denied", "open_failed", "read_error"}) {
+    source_errors_->Add({{"reason", reason}});
+  }
+  globs_matched_ = &BuildGauge()
+                        .Name("fingerprintd_source_globs_matched")
+                        .Help("Files each glob of a file source matched at its last scan")
+                        .Register(*registry_);
+  files_opened_ = &BuildCounter()
+                       .Name("fingerprintd_files_opened_total")
+                       .Help("Tailed files opened, by where reading started")
+                       .Register(*registry_);
+  for (const char* start : {"checkpoint", "beginning", "end", "born_while_stopped"}) {
+    files_opened_->Add({{"start", start}});
+  }
+  for (const char* reason : {"truncated_unread", "deleted_unread"}) {
+    dropped_.Add({{"reason", reason}});
+  }
 }
 
 Metrics::~Metrics() = default;
@@ -247,6 +271,23 @@ void Metrics::BytesReleased(uint64_t bytes) {
 void Metrics::ReleaseFailed() { release_failures_.Increment(); }
 void Metrics::ReleaseOverBound() { release_over_bound_.Increment(); }
 void Metrics::RetainedBytesEvicted() { retained_bytes_evicted_.Increment(); }
+
+void Metrics::SourceError(std::string_view reason) {
+  source_errors_->Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::SetGlobMatched(const std::string& glob, size_t files) {
+  globs_matched_->Add({{"glob", glob}}).Set(static_cast<double>(files));
+}
+
+void Metrics::FileOpened(std::string_view start) {
+  files_opened_->Add({{"start", std::string(start)}}).Increment();
+}
+
+void Metrics::BytesUnread(std::string_view reason) {
+  ++dropped_lines_;
+  dropped_.Add({{"reason", std::string(reason)}}).Increment();
+}
 
 void Metrics::SetSourcesOpen(std::string_view type, size_t open) {
   sources_open_.Add({{"type", std::string(type)}}).Set(static_cast<double>(open));

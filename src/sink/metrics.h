@@ -19,7 +19,8 @@
 // The daemon reports the rest itself (rules loaded, reload failures,
 // checkpoint times and failures, open sources, bytes of tailed files released
 // from disk and releases refused or over their bound, the HTTP server's
-// counters: fingerprintd_http_requests_total{outcome}).
+// counters: fingerprintd_http_requests_total{outcome}; tailed sources that
+// cannot be read, the files each glob matches, where files were opened).
 //
 // Label values are bounded: sources and deployments beyond kMaxLabelValues
 // distinct values are counted under "_other" (and in
@@ -92,6 +93,18 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void RetainedBytesEvicted();
   // Streams being read now (tailed files, connections' streams), by source type.
   void SetSourcesOpen(std::string_view type, size_t open);
+  // Tailed sources (daemon/file_source.h): an attempt to read a source that
+  // failed (fingerprintd_source_errors_total{reason}, reasons of
+  // source/source_health.h), the files each glob matched
+  // (fingerprintd_source_globs_matched{glob}), a file opened where it starts
+  // (fingerprintd_files_opened_total{start}: checkpoint, beginning, end,
+  // born_while_stopped), and bytes written that could not be read (a run of
+  // them counts 1 in fingerprintd_lines_dropped_total{reason}: truncated_unread,
+  // deleted_unread; the log says how many bytes).
+  void SourceError(std::string_view reason);
+  void SetGlobMatched(const std::string& glob, size_t files);
+  void FileOpened(std::string_view start);
+  void BytesUnread(std::string_view reason);
   // The HTTP server's counters (fingerprintd_http_*), copied before a scrape.
   void SetHttpStats(const http::ServerStats& stats);
 
@@ -142,6 +155,10 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Counter& release_failures_;
   prometheus::Counter& release_over_bound_;
   prometheus::Counter& retained_bytes_evicted_;
+
+  prometheus::Family<prometheus::Counter>* source_errors_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* globs_matched_ = nullptr;
+  prometheus::Family<prometheus::Counter>* files_opened_ = nullptr;
 
   std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
   std::set<std::string> deployments_;

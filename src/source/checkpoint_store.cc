@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -55,15 +56,18 @@ std::string EncodeCheckpoint(const Checkpoint& checkpoint) {
       if (p.released > 0) piece["released"] = p.released;
       pieces.push_back(std::move(piece));
     }
-    sources.push_back({{"name", s.name},
-                       {"safe", {{"offset", s.safe.offset}, {"line", s.safe.line}}},
-                       {"pieces", std::move(pieces)}});
+    nlohmann::json source = {{"name", s.name},
+                             {"safe", {{"offset", s.safe.offset}, {"line", s.safe.line}}},
+                             {"pieces", std::move(pieces)}};
+    if (s.read > 0) source["read"] = s.read;
+    sources.push_back(std::move(source));
   }
   nlohmann::json doc = {{"format", kFormat},
                         {"version", kVersion},
                         {"sources", std::move(sources)},
                         {"pipeline", checkpoint.pipeline_state}};
   if (checkpoint.audit_bytes >= 0) doc["audit_bytes"] = checkpoint.audit_bytes;
+  if (checkpoint.first_run_us > 0) doc["first_run_us"] = checkpoint.first_run_us;
   return doc.dump() + "\n";
 }
 
@@ -95,6 +99,7 @@ StatusOr<Checkpoint> DecodeCheckpoint(const std::string& text) {
         piece.base = p.at("base").get<uint64_t>();
         if (p.contains("released")) piece.released = p["released"].get<uint64_t>();
       }
+      if (s.contains("read")) sc.read = s["read"].get<uint64_t>();
       if (sc.name.empty()) return DataLossError("checkpoint: a source without a name");
     }
     out.pipeline_state = doc.at("pipeline").get<std::string>();
@@ -102,6 +107,7 @@ StatusOr<Checkpoint> DecodeCheckpoint(const std::string& text) {
       out.audit_bytes = doc["audit_bytes"].get<int64_t>();
       if (out.audit_bytes < 0) return DataLossError("checkpoint: negative audit_bytes");
     }
+    if (doc.contains("first_run_us")) out.first_run_us = doc["first_run_us"].get<int64_t>();
   } catch (const std::exception& e) {
     return DataLossError(std::string("checkpoint: ") + e.what());
   }
@@ -138,6 +144,11 @@ StatusOr<Checkpoint> CheckpointStore::Load() {
   text << in.rdbuf();
   StatusOr<Checkpoint> checkpoint = DecodeCheckpoint(text.str());
   if (!checkpoint.ok()) return DataLossError(path() + ": " + checkpoint.status().message());
+  struct stat st;
+  if (checkpoint->first_run_us == 0 && ::stat(path().c_str(), &st) == 0) {
+    checkpoint->first_run_us = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000 +
+                               st.st_mtim.tv_nsec / 1000;  // older version: its last save
+  }
   last_text_ = text.str();
   return checkpoint;
 }

@@ -5,9 +5,11 @@
 //
 //   {"format":"fingerprintd/checkpoint","version":1,
 //    "sources":[{"name":"/var/log/pods/.../0.log","safe":{"offset":1234,"line":40},
+//                "read":5678,
 //                "pieces":[{"device":2049,"inode":131,"head_bytes":1024,
 //                           "head_hash":"9ae1...","base":0,"released":1048576}]}],
 //    "pipeline":"<Pipeline::SaveState() text>",
+//    "first_run_us":1767225600000000,      // when the daemon first ran here
 //    "audit_bytes":5120}                   // only with `run --audit` (daemon/audit.h)
 //
 // `safe` is Pipeline::SafePosition(): the earliest line the pipeline still
@@ -17,7 +19,14 @@
 // a piece's optional `released` (release_read_bytes) is the file offset below
 // which its disk blocks may have been released: its head may read as zeros,
 // and reading it starts no lower (absent in checkpoints of older versions:
-// nothing released).
+// nothing released). `read` (optional) is the stream offset read up to when
+// it was saved: bytes of a deleted piece below it were read once and are not
+// counted lost at a restart. `first_run_us` is the wall time the daemon first ran
+// with this directory, carried by every checkpoint after: a file not in the
+// checkpoint born after it was created while the daemon was stopped and is
+// read from its start whatever start_at says (source/tailer.h). A checkpoint
+// of an older version has none; Load() gives it the file's modification
+// time (its last save) instead.
 //
 //   CheckpointStore store("/var/lib/fingerprintd");
 //   if (Status s = store.Lock(); !s.ok()) ...            // one daemon per directory
@@ -50,6 +59,7 @@ struct SourceCheckpoint {
   std::string name;
   SourcePosition safe;
   std::vector<FilePiece> pieces;  // oldest first
+  uint64_t read = 0;              // stream offset read up to (0: not known)
 };
 
 struct Checkpoint {
@@ -58,6 +68,8 @@ struct Checkpoint {
   // `run --audit`: the audit log's length that goes with this checkpoint (its
   // committed lines); -1 (not written) without an audit log.
   int64_t audit_bytes = -1;
+  // Wall time the daemon first ran with this checkpoint directory; 0: unknown.
+  int64_t first_run_us = 0;
 };
 
 // The file's text; Decode(Encode(c)) == c.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -55,10 +56,15 @@ struct Entry {
   unsigned char type = DT_UNKNOWN;  // DT_DIR, DT_REG, DT_LNK, ... or DT_UNKNOWN
 };
 
-std::vector<Entry> ListDir(const std::string& dir) {
+// A directory that cannot be listed goes to `errors` (when given) unless it
+// vanished between being seen and being opened.
+std::vector<Entry> ListDir(const std::string& dir, std::vector<GlobError>* errors) {
   std::vector<Entry> entries;
   DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
-  if (d == nullptr) return entries;
+  if (d == nullptr) {
+    if (errors != nullptr && errno != ENOENT) errors->push_back(GlobError{dir, errno});
+    return entries;
+  }
   while (struct dirent* e = ::readdir(d)) {
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
     entries.push_back(Entry{e->d_name, e->d_type});
@@ -85,7 +91,8 @@ bool EntryIsRegularFile(const std::string& path, unsigned char type) {
 
 // Walks parts[i..] below `dir`; files go to `out`, visited directories to `dirs`.
 void Walk(const std::string& dir, const std::vector<std::string>& parts, size_t i,
-          std::set<std::string>* out, std::set<std::string>* dirs, int depth) {
+          std::set<std::string>* out, std::set<std::string>* dirs, std::vector<GlobError>* errors,
+          int depth) {
   if (depth > 64) return;  // bound the recursion whatever the tree looks like
   if (i == parts.size()) {
     if (IsRegularFile(dir)) out->insert(dir);
@@ -96,11 +103,11 @@ void Walk(const std::string& dir, const std::vector<std::string>& parts, size_t 
   if (part == "**") {
     if (!IsDirectory(dir.empty() ? "." : dir, true)) return;
     if (dirs) dirs->insert(dir);
-    Walk(dir, parts, i + 1, out, dirs, depth + 1);  // zero directories
-    for (const Entry& entry : ListDir(dir)) {
+    Walk(dir, parts, i + 1, out, dirs, errors, depth + 1);  // zero directories
+    for (const Entry& entry : ListDir(dir, errors)) {
       std::string child = Join(dir, entry.name);
       if (EntryIsDirectory(child, entry.type, /*follow=*/false)) {
-        Walk(child, parts, i, out, dirs, depth + 1);
+        Walk(child, parts, i, out, dirs, errors, depth + 1);
       }
     }
     return;
@@ -110,18 +117,18 @@ void Walk(const std::string& dir, const std::vector<std::string>& parts, size_t 
     if (last) {
       if (IsRegularFile(child)) out->insert(child);
     } else if (IsDirectory(child, true)) {
-      Walk(child, parts, i + 1, out, dirs, depth + 1);
+      Walk(child, parts, i + 1, out, dirs, errors, depth + 1);
     }
     return;
   }
   if (dirs) dirs->insert(dir);
-  for (const Entry& entry : ListDir(dir)) {
+  for (const Entry& entry : ListDir(dir, errors)) {
     if (!ComponentMatch(part, entry.name)) continue;
     std::string child = Join(dir, entry.name);
     if (last) {
       if (EntryIsRegularFile(child, entry.type)) out->insert(child);
     } else if (EntryIsDirectory(child, entry.type, /*follow=*/true)) {
-      Walk(child, parts, i + 1, out, dirs, depth + 1);
+      Walk(child, parts, i + 1, out, dirs, errors, depth + 1);
     }
   }
 }
@@ -168,7 +175,7 @@ std::vector<std::string> ExpandGlob(const std::string& pattern) {
   size_t first = 0;
   std::string root = Root(pattern, parts, &first);
   std::set<std::string> files;
-  Walk(root, parts, first, &files, nullptr, 0);
+  Walk(root, parts, first, &files, nullptr, nullptr, 0);
   return {files.begin(), files.end()};
 }
 
@@ -179,15 +186,28 @@ std::vector<std::string> GlobDirectories(const std::string& pattern) {
 }
 
 void ExpandGlobAndDirectories(const std::string& pattern, std::vector<std::string>* files,
-                              std::vector<std::string>* directories) {
+                              std::vector<std::string>* directories,
+                              std::vector<GlobError>* errors) {
   files->clear();
   directories->clear();
+  if (errors != nullptr) errors->clear();
   std::vector<std::string> parts = Components(pattern);
   if (parts.empty()) return;
   size_t first = 0;
   std::string root = Root(pattern, parts, &first);
   std::set<std::string> found, dirs;
-  Walk(root, parts, first, &found, &dirs, 0);
+  Walk(root, parts, first, &found, &dirs, errors, 0);
+  if (errors != nullptr) {
+    // Where the pattern's literal part ends: a directory that is not there
+    // (never made, or removed with everything in it) or cannot be searched.
+    struct stat st;
+    const std::string where = root.empty() ? "." : root;
+    if (::stat(where.c_str(), &st) != 0) {
+      errors->push_back(GlobError{where, errno});
+    } else if (!S_ISDIR(st.st_mode)) {
+      errors->push_back(GlobError{where, ENOTDIR});
+    }
+  }
   // The directory of a literal last component (a plain path) is watched too,
   // so the file's creation is seen.
   dirs.insert(root.empty() ? "." : root);

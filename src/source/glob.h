@@ -9,7 +9,8 @@
 // follows directory symlinks under `**` (no loops), and returns regular files
 // (symlinks to regular files included) in sorted order. Entry types come
 // from readdir (d_type); only symlinks and file systems that do not fill it
-// in cost a stat. Unreadable directories are skipped. Threading: stateless.
+// in cost a stat. Unreadable directories are skipped (reported to
+// ExpandGlobAndDirectories' `errors`). Threading: stateless.
 #pragma once
 
 #include <string>
@@ -33,9 +34,22 @@ std::vector<std::string> ExpandGlob(const std::string& pattern);
 // wildcard component or `**` may descend into. For inotify watches.
 std::vector<std::string> GlobDirectories(const std::string& pattern);
 
-// Both of the above from one walk (the tailer's rescan).
+// A directory the walk could not list: the pattern's literal prefix missing
+// (ENOENT) or not a directory (ENOTDIR), or a directory it reads that cannot
+// be opened (EACCES, ...).
+struct GlobError {
+  std::string path;
+  int error = 0;  // errno
+  bool operator==(const GlobError&) const = default;
+};
+
+// Both of the above from one walk (the tailer's rescan); `errors` (optional)
+// receives what could not be listed, so the caller can say why a glob
+// matches less than it should. A directory that vanishes during the walk is
+// not an error (the next walk sees it gone).
 void ExpandGlobAndDirectories(const std::string& pattern, std::vector<std::string>* files,
-                              std::vector<std::string>* directories);
+                              std::vector<std::string>* directories,
+                              std::vector<GlobError>* errors = nullptr);
 
 // True when `path` or its file name matches one of the exclude globs.
 bool Excluded(const std::vector<std::string>& exclude, std::string_view path);

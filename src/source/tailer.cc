@@ -4,11 +4,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/inotify.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,195 +15,15 @@
 
 #include "source/glob.h"
 #include "source/inotify_watcher.h"
+#include "source/tailer_internal.h"
 
 namespace fingerprintd::source {
 
-namespace {
-
-// Pieces remembered per stream for checkpoints. A checkpoint's safe offset
-// may lag a rule's maxspan (30 min) behind what was read (tailer.h), so it
-// must still name the piece holding it after many rotations.
-constexpr size_t kMaxHistory = 64;
-// A gzipped piece is inflated into memory to be read from its checkpoint
-// offset; a larger one is not used (counted as missing).
-constexpr uint64_t kMaxInflatedBytes = 256ull << 20;
-
-uint64_t Fnv1a(std::string_view bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-// Reads up to `n` bytes at offset 0; short on a shorter file.
-bool ReadHead(int fd, size_t n, std::string* out) {
-  out->resize(n);
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = ::pread(fd, out->data() + got, n - got, static_cast<off_t>(got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
-  }
-  out->resize(got);
-  return true;
-}
-
-std::string DirName(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  return dir.empty() ? "." : dir;
-}
-
-bool HeadMatches(std::string_view head, const FileIdentity& identity) {
-  return head.size() == identity.head_bytes && Fnv1a(head) == identity.head_hash;
-}
-
-// Inflates the gzip file `path` into an anonymous memory file when its first
-// `identity.head_bytes` inflated bytes are the identity's head; -1 otherwise.
-int InflateIfHeadMatches(const std::string& path, const FileIdentity& identity) {
-  gzFile gz = ::gzopen(path.c_str(), "rb");
-  if (gz == nullptr) return -1;
-  std::string head(identity.head_bytes, '\0');
-  int n = ::gzread(gz, head.data(), static_cast<unsigned>(head.size()));
-  if (n < 0 || !HeadMatches(std::string_view(head.data(), static_cast<size_t>(n)), identity)) {
-    ::gzclose(gz);
-    return -1;
-  }
-  int fd = ::memfd_create("fingerprintd-gz-piece", MFD_CLOEXEC);
-  bool ok = fd >= 0 && ::write(fd, head.data(), static_cast<size_t>(n)) == n;
-  uint64_t total = static_cast<uint64_t>(n);
-  std::string buffer(256 << 10, '\0');
-  while (ok) {
-    int got = ::gzread(gz, buffer.data(), static_cast<unsigned>(buffer.size()));
-    if (got == 0) break;
-    total += static_cast<uint64_t>(std::max(got, 0));
-    ok = got > 0 && total <= kMaxInflatedBytes &&
-         ::write(fd, buffer.data(), static_cast<size_t>(got)) == got;
-  }
-  ::gzclose(gz);
-  if (!ok) {
-    if (fd >= 0) ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-int64_t MtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
-// For errors: the file system type of an open file, by name when common.
-std::string FileSystemName(int fd) {
-  struct statfs fs;
-  if (::fstatfs(fd, &fs) != 0) return "unknown";
-  switch (static_cast<uint64_t>(fs.f_type)) {
-    case 0xEF53:
-      return "ext4";
-    case 0x58465342:
-      return "xfs";
-    case 0x9123683E:
-      return "btrfs";
-    case 0x01021994:
-      return "tmpfs";
-    case 0x794C7630:
-      return "overlayfs";
-    case 0x6969:
-      return "nfs";
-    case 0x65735546:
-      return "fuse";
-    default:
-      break;
-  }
-  char hex[32];
-  snprintf(hex, sizeof(hex), "type 0x%llx", static_cast<unsigned long long>(fs.f_type));
-  return hex;
-}
-
-std::string RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) == nullptr) return path;
-  return buf;
-}
-
-}  // namespace
-
-StatusOr<FileIdentity> ReadIdentity(int fd) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return DataLossError(std::string("fstat: ") + strerror(errno));
-  FileIdentity id;
-  id.device = st.st_dev;
-  id.inode = st.st_ino;
-  std::string head;
-  size_t want =
-      std::min<uint64_t>(static_cast<uint64_t>(std::max<off_t>(st.st_size, 0)), kHeadBytes);
-  if (!ReadHead(fd, want, &head)) return DataLossError(std::string("read: ") + strerror(errno));
-  id.head_bytes = static_cast<uint32_t>(head.size());
-  id.head_hash = Fnv1a(head);
-  return id;
-}
-
-bool IsSameFile(int fd, const FileIdentity& identity, uint64_t released) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return false;
-  if (st.st_dev != identity.device || st.st_ino != identity.inode) return false;
-  if (identity.head_bytes == 0) return true;
-  std::string head;
-  if (!ReadHead(fd, identity.head_bytes, &head)) return false;
-  if (head.size() != identity.head_bytes) return false;
-  if (Fnv1a(head) == identity.head_hash) return true;
-  // Released (tailer.h): the head is a hole now, zeros as far as it goes.
-  return released > 0 && head.find_first_not_of('\0') == std::string::npos;
-}
-
-struct Tailer::OpenFile {
-  int fd = -1;
-  std::string path;  // as opened (a gzipped piece: the .gz)
-  FileIdentity identity;
-  uint64_t base = 0;         // stream offset of byte 0
-  bool base_known = true;    // false: set when switched to (base = previous end)
-  uint64_t read_offset = 0;  // file offset read up to
-  // File offset where a checkpoint's piece ended when it was switched away
-  // from (its successor's base): a resumed piece is read up to there only.
-  uint64_t end_limit = UINT64_MAX;
-  // File offset below which blocks may be released (AllowRelease), and up
-  // to which they were (block-aligned, <= released); see tailer.h.
-  uint64_t released = 0;
-  uint64_t punched = 0;
-  int write_fd = -1;             // opened for the first Release()
-  bool release_refused = false;  // Release() failed for good; reported once
-  uint64_t last_size = 0;        // size at the last check
-  int64_t last_mtime_ns = 0;     // modification time at the last check
-  // The line being assembled: bytes since its start, up to the cap.
-  std::string partial;
-  uint64_t line_start = 0;  // file offset of its first byte
-  bool in_line = false;     // a line has started and has not ended
-  bool skipping = false;    // its head was delivered at the cap; drop to '\n'
-  int64_t line_since_us = 0;
-
-  ~OpenFile() {
-    if (fd >= 0) ::close(fd);
-    if (write_fd >= 0) ::close(write_fd);
-  }
-  // Stream offset where the next line starts.
-  uint64_t ConsumedOffset() const { return base + (in_line ? line_start : read_offset); }
-  uint64_t EndOffset() const { return base + read_offset; }
-};
-
-struct Tailer::Stream {
-  std::string path;
-  std::string target;                            // realpath when opened
-  std::unique_ptr<OpenFile> current;             // being read
-  std::deque<std::unique_ptr<OpenFile>> queued;  // successors (checkpoint resume)
-  std::vector<FilePiece> history;                // recent pieces, oldest first
-  uint64_t end_offset = 0;                       // stream offset where the next file continues
-  bool seen_file = false;                        // a file was open for this stream since start
-};
-
 Tailer::Tailer(TailerOptions options, PipelineEvents& events, TailerClient& client)
     : options_(std::move(options)), events_(events), client_(client) {
+  report_ = [this](const SourceProblem& problem, SourceHealth::Event event) {
+    client_.OnSourceProblem(problem, event);
+  };
   for (std::string& path : options_.paths) {
     if (!path.empty() && path[0] != '/' && path != "-") {
       path = (std::filesystem::current_path() / path).lexically_normal().string();
@@ -218,9 +35,12 @@ Tailer::~Tailer() = default;
 
 void Tailer::SetWatcher(InotifyWatcher* watcher) { watcher_ = watcher; }
 
+void Tailer::SetFirstRun(int64_t first_run_us) { options_.first_run_us = first_run_us; }
+
 std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
+    last_open_error_ = errno;
     if (errno != ENOENT) ++stats_.open_errors;
     return nullptr;
   }
@@ -229,11 +49,13 @@ std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
   file->path = path;
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    last_open_error_ = EINVAL;  // replaced by something that is not a file
     ++stats_.open_errors;
     return nullptr;
   }
   auto id = ReadIdentity(fd);
   if (!id.ok()) {
+    last_open_error_ = EIO;
     ++stats_.open_errors;
     return nullptr;
   }
@@ -241,70 +63,6 @@ std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
   file->last_size = static_cast<uint64_t>(st.st_size);
   file->last_mtime_ns = MtimeNs(st);
   return file;
-}
-
-std::unique_ptr<Tailer::OpenFile> Tailer::FindPiece(const std::string& path,
-                                                    const FilePiece& piece) {
-  const FileIdentity& identity = piece.identity;
-  if (auto file = OpenPath(path); file && IsSameFile(file->fd, identity, piece.released)) {
-    return file;
-  }
-  // Renamed by a rotation: look among the files of its directory (and of its
-  // symlink target's), matching device + inode first, then the head.
-  for (const std::string& dir : {DirName(path), DirName(RealPath(path))}) {
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      std::string candidate = it->path().string();
-      struct stat st;
-      if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      if (st.st_dev != identity.device || st.st_ino != identity.inode) continue;
-      auto file = OpenPath(candidate);
-      if (file && IsSameFile(file->fd, identity, piece.released)) return file;
-    }
-  }
-  return FindByHead(path, identity);
-}
-
-std::unique_ptr<Tailer::OpenFile> Tailer::FindByHead(const std::string& path,
-                                                     const FileIdentity& identity,
-                                                     uint64_t min_size) {
-  if (identity.head_bytes == 0) return nullptr;  // nothing to recognise it by
-  const std::string name = std::filesystem::path(path).filename().string();
-  std::error_code ec;
-  std::vector<std::string> candidates;
-  for (std::filesystem::directory_iterator it(DirName(path), ec), end; !ec && it != end;
-       it.increment(ec)) {
-    // `0.log.1`, `0.log.20260104-143410.gz` (kubelet, logrotate), `0.log-20260104` (dateext)
-    const std::string candidate = it->path().filename().string();
-    if (candidate.size() > name.size() + 1 && candidate.starts_with(name) &&
-        (candidate[name.size()] == '.' || candidate[name.size()] == '-')) {
-      candidates.push_back(it->path().string());
-    }
-  }
-  std::sort(candidates.begin(), candidates.end());
-  for (const std::string& candidate : candidates) {
-    struct stat st;
-    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (candidate.ends_with(".gz")) {
-      int fd = InflateIfHeadMatches(candidate, identity);
-      if (fd < 0) continue;
-      auto file = std::make_unique<OpenFile>();
-      file->fd = fd;
-      file->path = candidate;
-      auto id = ReadIdentity(fd);
-      if (!id.ok()) continue;
-      file->identity = *id;
-      file->last_size = static_cast<uint64_t>(::lseek(fd, 0, SEEK_END));
-      if (file->last_size < min_size) continue;
-      return file;
-    }
-    auto file = OpenPath(candidate);
-    if (!file || file->last_size < min_size) continue;
-    if (open_inodes_.count({file->identity.device, file->identity.inode})) continue;
-    std::string head;
-    if (ReadHead(file->fd, identity.head_bytes, &head) && HeadMatches(head, identity)) return file;
-  }
-  return nullptr;
 }
 
 void Tailer::Remember(Stream& stream, const OpenFile& file) {
@@ -368,77 +126,6 @@ bool Tailer::ExtendHead(OpenFile& file) {
   return true;
 }
 
-bool Tailer::ReadRestFromCopy(Stream& stream) {
-  OpenFile& truncated = *stream.current;
-  std::unique_ptr<OpenFile> copy =
-      FindByHead(stream.path, truncated.identity, truncated.read_offset);
-  if (!copy) return false;
-  // The copy takes the truncated file's place at the same stream offsets,
-  // with the line being assembled; it is read to the size it had when found.
-  copy->base = truncated.base;
-  copy->read_offset = truncated.read_offset;
-  copy->end_limit = copy->last_size;
-  copy->partial = std::move(truncated.partial);
-  copy->line_start = truncated.line_start;
-  copy->in_line = truncated.in_line;
-  copy->skipping = truncated.skipping;
-  copy->line_since_us = truncated.line_since_us;
-  // The truncated file follows it from byte 0, where the copy ends.
-  truncated.partial.clear();
-  truncated.in_line = false;
-  truncated.skipping = false;
-  truncated.read_offset = 0;
-  truncated.released = truncated.punched = 0;  // written anew from byte 0
-  truncated.base_known = false;
-  if (auto id = ReadIdentity(truncated.fd); id.ok()) truncated.identity = *id;
-  open_inodes_[{copy->identity.device, copy->identity.inode}] = stream.path;
-  stream.queued.push_front(std::move(stream.current));
-  stream.current = std::move(copy);
-  Remember(stream, *stream.current);
-  return true;
-}
-
-void Tailer::Resume(Stream& stream, const StreamCheckpoint& checkpoint) {
-  const auto& pieces = checkpoint.pieces;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    uint64_t end = i + 1 < pieces.size() ? pieces[i + 1].base : UINT64_MAX;
-    if (end <= checkpoint.offset) continue;  // wholly consumed before the cut
-    auto file = FindPiece(stream.path, pieces[i]);
-    if (!file) {
-      ++stats_.checkpoint_pieces_missing;
-      continue;
-    }
-    file->base = pieces[i].base;
-    file->read_offset = checkpoint.offset > file->base ? checkpoint.offset - file->base : 0;
-    // Released past the safe offset: what lies below reads as zeros.
-    file->released = pieces[i].released;  // `punched`: found by the first Release()
-    file->read_offset = std::max(file->read_offset, file->released);
-    if (i + 1 < pieces.size()) file->end_limit = end - file->base;
-    stream.queued.push_back(std::move(file));
-  }
-  // The file now at the path follows, unless it is the last piece found.
-  auto at_path = OpenPath(stream.path);
-  if (at_path) {
-    bool known = !stream.queued.empty() &&
-                 stream.queued.back()->identity.device == at_path->identity.device &&
-                 stream.queued.back()->identity.inode == at_path->identity.inode;
-    if (!known) {
-      at_path->base_known = !stream.queued.empty() ? false : true;
-      if (stream.queued.empty()) {
-        at_path->base =
-            std::max(checkpoint.offset, pieces.empty() ? uint64_t{0} : pieces.back().base);
-      }
-      stream.queued.push_back(std::move(at_path));
-    }
-  }
-  stream.end_offset = checkpoint.offset;
-  if (!stream.queued.empty()) {
-    auto first = std::move(stream.queued.front());
-    stream.queued.pop_front();
-    SwitchTo(stream, std::move(first));
-  }
-}
-
 void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
   if (streams_.size() >= options_.max_files) {
     ++stats_.files_over_cap;
@@ -447,8 +134,20 @@ void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   if (open_inodes_.count({st.st_dev, st.st_ino})) return;  // open under another name
+  // Opened before the client hears of the stream: a file renamed away right
+  // after OnOpen() (a rotation racing the first open) is still the one read,
+  // and step 2 of the poll then finds its successor at the path.
+  std::unique_ptr<OpenFile> file = OpenPath(path);
+  if (!file && last_open_error_ != ENOENT) {
+    // Not a stream until it can be read: tried again at the next Rescan().
+    const int error = last_open_error_;
+    health_.Set(path, SourceHealth::Kind::kScan, ProblemReason(error, false),
+                std::string("open: ") + strerror(error), report_);
+    if (initial) unreadable_at_start_[path] = true;
+    return;
+  }
+  if (unreadable_at_start_.erase(path)) initial = true;
   if (auto it = retired_.find({st.st_dev, st.st_ino}); it != retired_.end()) {
-    auto file = OpenPath(path);
     if (file && IsSameFile(file->fd, it->second.identity, it->second.released)) {
       return;  // a rotated piece already read
     }
@@ -464,40 +163,71 @@ void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
   Stream& s = *stream;
   streams_[path] = std::move(stream);
   WatchStream(s);
-  // Opened before the client hears of the stream: a file renamed away right
-  // after OnOpen() (a rotation racing the first open) is still the one read,
-  // and step 2 of the poll then finds its successor at the path.
-  std::unique_ptr<OpenFile> file = OpenPath(path);
   if (std::optional<StreamCheckpoint> checkpoint = client_.OnOpen(path)) {
     Resume(s, *checkpoint);
   } else if (file) {
-    bool at_end = (initial && options_.start_at_end) || ignored_.count(path);
-    file->read_offset = at_end ? file->last_size : 0;
+    StartFrom from = StartFrom::kBeginning;
+    if (ignored_.count(path)) {
+      from = StartFrom::kEnd;
+    } else if (initial && options_.start_at_end) {
+      const bool born_later = options_.first_run_us > 0 &&
+                              BirthTimeNs(file->fd) >= options_.first_run_us * int64_t{1000};
+      from = born_later ? StartFrom::kBornWhileStopped : StartFrom::kEnd;
+    }
+    if (from == StartFrom::kBornWhileStopped) ++stats_.born_while_stopped;
+    const uint64_t skipped = from == StartFrom::kEnd ? file->last_size : 0;
+    file->read_offset = skipped;
     file->base = 0;
     SwitchTo(s, std::move(file));
+    client_.OnStart(path, from, skipped);
   }
   ignored_.erase(path);
   ServiceStream(s, now_us);
 }
 
+void Tailer::ScanGlob(const std::string& pattern, bool initial, int64_t now_us) {
+  std::vector<std::string> files, dirs;
+  std::vector<GlobError> errors;
+  ExpandGlobAndDirectories(pattern, &files, &dirs, &errors);
+  if (watcher_ != nullptr) {
+    for (const std::string& dir : dirs) watcher_->WatchDirectory(dir);
+  }
+  for (const GlobError& error : errors) {
+    health_.Set(error.path, SourceHealth::Kind::kScan, ProblemReason(error.error, true),
+                "cannot list it (" + std::string(strerror(error.error)) + ") for " + pattern,
+                report_);
+  }
+  size_t matched = 0;
+  for (const std::string& path : files) {
+    if (Excluded(options_.exclude, path)) continue;
+    ++matched;
+    auto it = streams_.find(path);
+    if (it == streams_.end()) {
+      OpenStream(path, initial, now_us);
+    } else if (!it->second->current) {
+      ServiceStream(*it->second, now_us);  // reappeared after a deletion
+    }
+  }
+  matched_.emplace_back(pattern, matched);
+  if (matched > 0) return;
+  // A file of it being rotated (renamed away, not created again yet) is not
+  // a glob matching nothing.
+  for (const auto& [path, stream] : streams_) {
+    if (stream->current && GlobMatch(pattern, path)) return;
+  }
+  health_.Set(pattern, SourceHealth::Kind::kScan, "no_match", "matches no file", report_);
+}
+
 void Tailer::Rescan(int64_t now_us) {
   bool initial = !scanned_;
   scanned_ = true;
-  std::vector<std::string> files, dirs;
-  for (const std::string& pattern : options_.paths) {
-    ExpandGlobAndDirectories(pattern, &files, &dirs);
-    if (watcher_ != nullptr) {
-      for (const std::string& dir : dirs) watcher_->WatchDirectory(dir);
-    }
-    for (const std::string& path : files) {
-      if (Excluded(options_.exclude, path)) continue;
-      auto it = streams_.find(path);
-      if (it == streams_.end()) {
-        OpenStream(path, initial, now_us);
-      } else if (!it->second->current) {
-        ServiceStream(*it->second, now_us);  // reappeared after a deletion
-      }
-    }
+  matched_.clear();
+  health_.BeginScan();
+  for (const std::string& pattern : options_.paths) ScanGlob(pattern, initial, now_us);
+  health_.EndScan(report_);
+  // A file that could not be opened and is no longer matched is forgotten.
+  for (auto it = unreadable_at_start_.begin(); it != unreadable_at_start_.end();) {
+    it = health_.Has(it->first) ? std::next(it) : unreadable_at_start_.erase(it);
   }
 }
 
@@ -563,8 +293,22 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
     if (file == nullptr) {
       // Deleted or never opened: the path may have (re)appeared.
       auto next = OpenPath(stream.path);
-      if (!next) return;
+      if (!next && last_open_error_ != ENOENT) {
+        health_.Set(stream.path, SourceHealth::Kind::kRead, ProblemReason(last_open_error_, false),
+                    std::string("open: ") + strerror(last_open_error_), report_);
+      }
+      if (!next) {
+        if (stream.end_pending && now_us - stream.ended_at_us >= options_.deleted_grace_us) {
+          stream.end_pending = false;
+          draining_.erase(stream.path);
+          client_.OnEnded(stream.path);
+        }
+        return;
+      }
       if (open_inodes_.count({next->identity.device, next->identity.inode})) return;
+      health_.Clear(stream.path, report_);
+      stream.end_pending = false;
+      draining_.erase(stream.path);
       next->base_known = false;
       bool rotated = stream.seen_file;
       if (rotated) {
@@ -581,20 +325,33 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
     if (::fstat(file->fd, &st) == 0) {
       uint64_t size = static_cast<uint64_t>(st.st_size);
       const int64_t mtime_ns = MtimeNs(st);
+      const uint64_t size_before = file->last_size;
+      const int64_t mtime_before = file->last_mtime_ns;
+      const bool changed = size != size_before || mtime_ns != mtime_before;
       bool truncated = size < file->read_offset;
       // Written since the last check (a truncated file written back to the
       // same size changed its mtime): the head tells whether it is the same.
-      if (!truncated && (size != file->last_size || mtime_ns != file->last_mtime_ns) &&
-          file->identity.head_bytes > 0) {
+      if (!truncated && changed && file->identity.head_bytes > 0) {
         truncated = !IsSameFile(file->fd, file->identity, file->released);
+      }
+      // Empty when last seen, so no head to tell: filled and copytruncated
+      // between two checks leaves a copy born since.
+      std::unique_ptr<OpenFile> copy;
+      if (!truncated && changed && file->identity.head_bytes == 0 && file->released == 0) {
+        copy = FindNewCopy(stream.path, *file, mtime_before);
+        truncated = copy != nullptr;
       }
       file->last_size = size;
       file->last_mtime_ns = mtime_ns;
       if (truncated) {
         ++stats_.truncations;
         events_.FileTruncated();
-        const bool from_copy = ReadRestFromCopy(stream);
+        const bool from_copy = ReadRestFromCopy(stream, std::move(copy));
         if (!from_copy) {
+          if (size_before > file->read_offset) {
+            Unread(stream, "truncated_unread", size_before - file->read_offset,
+                   "truncated before it was read, no copy beside it");
+          }
           FlushPartial(stream, *file);
           file->base += file->read_offset;
           file->read_offset = 0;
@@ -625,7 +382,15 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
     if (::stat(stream.path.c_str(), &path_st) == 0) {
       if (path_st.st_dev == file->identity.device && path_st.st_ino == file->identity.inode) break;
       auto next = OpenPath(stream.path);
+      if (!next && last_open_error_ != ENOENT) {
+        health_.Set(
+            stream.path, SourceHealth::Kind::kRead, ProblemReason(last_open_error_, false),
+            std::string("open: ") + strerror(last_open_error_) + " (a new file at the path)",
+            report_);
+      }
       if (!next) break;
+      health_.Clear(stream.path, report_);
+      draining_.erase(stream.path);                     // a deleted file read on: replaced
       if (!ReadFile(stream, *file, now_us, &budget)) {  // what was written before the switch
         more_ = true;
         return;
@@ -640,13 +405,16 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       continue;
     }
     if (::fstat(file->fd, &st) == 0 && st.st_nlink == 0) {
+      if (ReadOnDeleted(stream, *file, now_us)) break;
       ReadFile(stream, *file, now_us, &budget);
       FlushPartial(stream, *file);
       stream.end_offset = file->EndOffset();
       open_inodes_.erase({file->identity.device, file->identity.inode});
       stream.current.reset();
       ++stats_.deletions;
-      client_.OnEnded(stream.path);
+      stream.end_pending = true;  // OnEnded() after the grace, unless the path reappears
+      stream.ended_at_us = now_us;
+      draining_[stream.path] = true;
       return;
     }
     break;  // renamed away; the new file is not there yet
@@ -668,7 +436,18 @@ bool Tailer::ReadFile(Stream& stream, OpenFile& file, int64_t now_us, size_t* bu
     want = static_cast<size_t>(std::min<uint64_t>(want, file.end_limit - file.read_offset));
     ssize_t n = ::pread(file.fd, buffer_.data(), want, static_cast<off_t>(file.read_offset));
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && !file.read_failed) {
+      file.read_failed = true;  // tried again at the next poll
+      health_.Set(file.path, SourceHealth::Kind::kRead, "read_error",
+                  "read at byte " + std::to_string(file.read_offset) + ": " + strerror(errno),
+                  report_);
+    }
     if (n <= 0) return true;
+    if (file.read_failed) {
+      file.read_failed = false;
+      health_.Clear(file.path, report_);
+    }
+    file.grew_at_us = now_us;
     uint64_t at = file.read_offset;
     file.read_offset += static_cast<uint64_t>(n);
     *budget -= static_cast<size_t>(n);
@@ -751,67 +530,46 @@ uint64_t Tailer::NextOffset(const std::string& stream) const {
   return s.current ? s.current->ConsumedOffset() : s.end_offset;
 }
 
-uint64_t Tailer::AllowRelease(const std::string& name, uint64_t offset) {
-  auto it = streams_.find(name);
-  // A stream still catching up on older pieces: those are the rotator's.
-  if (it == streams_.end() || !it->second->current || !it->second->queued.empty()) return 0;
-  Stream& stream = *it->second;
-  OpenFile& file = *stream.current;
-  const uint64_t limit = std::min(offset, file.ConsumedOffset());
-  if (limit > file.base && limit - file.base > file.released) {
-    file.released = limit - file.base;
-    Remember(stream, file);
+bool Tailer::ReadOnDeleted(Stream& stream, OpenFile& file, int64_t now_us) {
+  const bool first = !file.deleted;
+  if (first) {
+    file.deleted = true;
+    file.grew_at_us = now_us;  // the grace without leases counts from here
+    draining_[stream.path] = true;
+    if (file.write_fd >= 0) {  // our own (Release) would count as a writer
+      ::close(file.write_fd);
+      file.write_fd = -1;
+    }
   }
-  return file.base + file.released;
+  bool read_on = false;
+  switch (OpenForWriting(file.fd)) {
+    case Writers::kSome:
+      read_on = true;
+      break;
+    case Writers::kUnknown:
+      read_on = now_us - file.grew_at_us < options_.deleted_grace_us;
+      break;
+    case Writers::kNone:
+      break;
+  }
+  if (read_on && !file.read_on) {
+    file.read_on = true;
+    ++stats_.deleted_read_on;
+  }
+  if (first) client_.OnDeleted(stream.path, read_on);
+  return read_on;
 }
 
-StatusOr<ReleaseResult> Tailer::Release(const std::string& name) {
-  ReleaseResult result;
-  auto it = streams_.find(name);
-  if (it == streams_.end() || !it->second->current) return result;
-  OpenFile& file = *it->second->current;
-  result.path = file.path;
-  struct stat st;
-  if (file.release_refused || ::fstat(file.fd, &st) != 0) return result;
-  const uint64_t block = st.st_blksize > 0 ? static_cast<uint64_t>(st.st_blksize) : 4096;
-  const uint64_t end = file.released / block * block;
-  if (end > file.punched && file.write_fd < 0) {
-    // The inode already open, whatever its path names now (a rename, a swap).
-    const std::string self = "/proc/self/fd/" + std::to_string(file.fd);
-    file.write_fd = ::open(self.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (file.write_fd < 0) {
-      file.release_refused = true;
-      return FailedPreconditionError(file.path + ": cannot release read bytes: not writable (" +
-                                     strerror(errno) + ")");
-    }
-    // Released before a restart: the head is a hole up to where data starts.
-    off_t data = ::lseek(file.fd, 0, SEEK_DATA);
-    if (data < 0 && errno == ENXIO) data = static_cast<off_t>(end);
-    if (data > 0) file.punched = std::min(static_cast<uint64_t>(data) / block * block, end);
-  }
-  if (end > file.punched) {
-    int r;
-    do {
-      r = ::fallocate(file.write_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                      static_cast<off_t>(file.punched), static_cast<off_t>(end - file.punched));
-    } while (r != 0 && errno == EINTR);
-    if (r != 0) {
-      const int error = errno;
-      std::string reason = std::string("fallocate(PUNCH_HOLE): ") + strerror(error);
-      if (error == EOPNOTSUPP || error == ENOSYS) {
-        reason =
-            "its file system (" + FileSystemName(file.fd) + ") cannot punch holes (" + reason + ")";
-      }
-      // Anything but a transient failure will not go away by trying again.
-      file.release_refused = error != EINTR && error != EIO && error != EAGAIN;
-      return FailedPreconditionError(file.path + ": cannot release read bytes: " + reason);
-    }
-    result.released_bytes = end - file.punched;
-    file.punched = end;
-    if (::fstat(file.fd, &st) != 0) return result;
-  }
-  result.allocated_bytes = static_cast<uint64_t>(st.st_blocks) * 512;
-  return result;
+void Tailer::Unread(Stream& stream, std::string_view reason, uint64_t bytes,
+                    const std::string& detail) {
+  stats_.bytes_unread += bytes;
+  client_.OnUnread(stream.path, reason, bytes, detail);
+}
+
+size_t Tailer::OpenFiles() const {
+  size_t open = 0;
+  for (const auto& [path, stream] : streams_) open += stream->current != nullptr;
+  return open;
 }
 
 std::vector<std::string> Tailer::Streams() const {

@@ -15,17 +15,14 @@
 // previous one ended (`base` of a FilePiece), so a checkpoint offset always
 // says which file it belongs to.
 //
-// File identity (inode reuse): device + inode + a 64-bit FNV-1a hash of the
-// file's first min(size, kHeadBytes) bytes, with the length hashed. Two
-// identities are the same file when device and inode are equal and the
-// shorter head is a prefix of the other's file (checked by re-hashing the
-// file on disk over the recorded length). A file shorter than kHeadBytes is
-// thus identified by what it holds so far (an empty file by device + inode
-// only), and its identity is extended as it grows.
+// File identity (inode reuse): device + inode + a hash of the file's first
+// bytes; see file_identity.h.
 //
 // What is checked, in this order, for a stream when it is polled (after its
 // open file was read to its end):
-//   1. The open file shrank below the read offset, or its head changed:
+//   1. The open file shrank below the read offset, or its head changed, or
+//      (a file that was empty when last seen, so it has no head to compare)
+//      it changed and a sibling born since holds what it does not:
 //      copytruncate; FileTruncated() is counted. What was written before the
 //      truncation but not read yet (the daemon was catching up after a
 //      restart, or reading a busy file in budgeted slices) is in the copy:
@@ -34,7 +31,9 @@
 //      offset to its end, and the truncated file from byte 0 follows with
 //      base = old base + the copy's size. Without a copy (a plain
 //      truncation), the partial line is flushed and reading restarts at
-//      byte 0 with base += old offset: what was not read is lost.
+//      byte 0 with base += old offset: what was not read is lost, and what
+//      is provably lost (the size seen before, less what was read) goes to
+//      the client's OnUnread("truncated_unread").
 //   2. The path now names another file (rename+create, kubelet rotation
 //      `0.log -> 0.log.<ts>`, a symlink swapped to a new target): the old file
 //      was already read to its end; its partial line is flushed and the new
@@ -42,9 +41,14 @@
 //      FileRotated() is counted. The old file may be gzipped or deleted later:
 //      it is no longer read.
 //   3. The path is gone and the open file is unlinked (nlink 0): deletion.
-//      The file is closed after reading to its end, the partial line
-//      flushed, and the client's OnEnded() is called. If the path reappears,
-//      it is a continuation of the stream, read from byte 0.
+//      The file stays open and is read on while a process still has it open
+//      for writing (OpenForWriting(): a read lease; where leases cannot be
+//      taken, until nothing was written for deleted_grace_us), so what a
+//      worker writes into its deleted log is read. Then the file is read to
+//      its end, closed and its partial line flushed; the client's OnEnded()
+//      follows deleted_grace_us later if the path has not reappeared. A path
+//      that reappears (a delete and recreate) is a continuation of the
+//      stream, read from byte 0, so a traceback cut by it is still one.
 //   4. The path is gone but the file is still linked (renamed away, the new
 //      one not created yet): the file stays open and is read on; step 2
 //      switches when the path reappears.
@@ -71,8 +75,21 @@
 // by identity at the path or among the files of its directory (a renamed
 // predecessor), read from the checkpoint's offset up to where the next piece
 // began, and the file now at the path follows. Otherwise `start_at` applies
-// to streams found by the first Rescan(); a stream that appears later was
-// created while we watched and is read from its beginning.
+// to streams found by the first Rescan() that existed before the daemon first
+// ran (`first_run_us`): one born after it was created while the daemon was
+// stopped (a rollout, a restart, a `kill -9` before its first checkpoint) and
+// is read from its beginning. A stream that appears later was created while
+// we watched and is read from its beginning too. The client hears where each
+// stream without a checkpoint starts (OnStart).
+//
+// Sources that cannot be read (source_health.h): a glob that matches no file,
+// its directory missing or not listable, a matched file that cannot be opened
+// (permission denied) or read. Each is reported to OnSourceProblem() with the
+// path and the reason when found, at every retry that finds it again, and
+// when resolved (so the daemon logs it once and counts every failed
+// attempt); a file that cannot
+// be opened is not a stream (not read, not open) and is tried again at every
+// Rescan(), with the start it would have had when first seen.
 //
 // A checkpoint's offset can lie far back: the pipeline keeps start-up lines a
 // rule may still need for its maxspan (30 min), so the piece holding it may
@@ -83,7 +100,10 @@
 // `0.log-20260104`): the first whose first head_bytes hash to the
 // piece's head, a `.gz` read through zlib into an anonymous memory file (up
 // to 256 MiB inflated). Only a piece deleted outright is lost
-// (checkpoint_pieces_missing); the stream then goes on from the next one.
+// (checkpoint_pieces_missing, and OnUnread("deleted_unread") with the bytes
+// of it never read: past the checkpoint's `read` offset, up to where the next
+// piece began; a last piece deleted leaves nothing to measure); the stream
+// then goes on from the next one.
 //
 // Lines: split at '\n' (the '\n' is not part of the line; a '\r' before it
 // is kept for the parser to strip). A line longer than max_line_bytes is cut
@@ -109,27 +129,12 @@
 
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/status.h"
+#include "source/file_identity.h"
+#include "source/source_health.h"
 
 namespace fingerprintd::source {
 
 class InotifyWatcher;
-
-inline constexpr size_t kHeadBytes = 1024;
-
-struct FileIdentity {
-  uint64_t device = 0;
-  uint64_t inode = 0;
-  uint32_t head_bytes = 0;  // bytes hashed: min(size, kHeadBytes) when taken
-  uint64_t head_hash = 0;   // FNV-1a 64 of those bytes
-  bool operator==(const FileIdentity&) const = default;
-};
-
-// Reads the identity of an open file, hashing min(size, kHeadBytes) bytes.
-StatusOr<FileIdentity> ReadIdentity(int fd);
-// True when the open file `fd` is the file `identity` was taken from (see
-// above). `released` > 0: the file's head may have been released, so a head
-// of zeros matches too.
-bool IsSameFile(int fd, const FileIdentity& identity, uint64_t released = 0);
 
 // One file of a stream: its identity and the stream offset of its byte 0.
 struct FilePiece {
@@ -153,6 +158,16 @@ struct ReleaseResult {
 struct StreamCheckpoint {
   std::vector<FilePiece> pieces;
   uint64_t offset = 0;
+  // The stream offset read up to when it was taken (NextOffset()); what lies
+  // between `offset` and it was read once already. 0: not known.
+  uint64_t read = 0;
+};
+
+// Where a stream without a checkpoint starts (TailerClient::OnStart).
+enum class StartFrom {
+  kBeginning,         // start_at: beginning, or created while the daemon ran
+  kEnd,               // start_at: end, for a file that existed before the daemon first ran
+  kBornWhileStopped,  // start_at: end, but born after the daemon first ran: from byte 0
 };
 
 // Receives what the tailer reads. Called on the tailer's thread.
@@ -164,7 +179,11 @@ class TailerClient {
   virtual std::optional<StreamCheckpoint> OnOpen(const std::string& stream) = 0;
   // One line of `stream` starting at stream offset `offset`.
   virtual void OnLine(const std::string& stream, std::string_view line, uint64_t offset) = 0;
-  // The stream's file was deleted and read to its end.
+  // The stream's file was deleted (step 3); `read_on`: it is still written
+  // and is read on. Once per deletion.
+  virtual void OnDeleted(const std::string& /*stream*/, bool /*read_on*/) {}
+  // The stream's file was deleted, read to its end, and its path did not
+  // reappear within deleted_grace_us.
   virtual void OnEnded(const std::string& stream) = 0;
   // The stream moved on to another file (rotation, a reappearance after a
   // deletion) or its file was truncated (copytruncate); reading goes on at
@@ -173,6 +192,16 @@ class TailerClient {
   // FileRotated/FileTruncated count them.
   virtual void OnSwitched(const std::string& /*stream*/, bool /*truncated*/,
                           const std::string& /*copy*/) {}
+  // A stream without a checkpoint is read from `from`; `skipped`: the bytes
+  // start_at: end left unread.
+  virtual void OnStart(const std::string& /*stream*/, StartFrom /*from*/, uint64_t /*skipped*/) {}
+  // A source cannot be read: found (once), found again by a retry, resolved.
+  virtual void OnSourceProblem(const SourceProblem& /*problem*/, SourceHealth::Event /*event*/) {}
+  // Bytes of `stream` that were written and can no longer be read: "truncated_unread"
+  // (a plain truncation before they were read), "deleted_unread" (a checkpointed
+  // piece deleted before a restart read it). `bytes` 0: how many is not known.
+  virtual void OnUnread(const std::string& /*stream*/, std::string_view /*reason*/,
+                        uint64_t /*bytes*/, const std::string& /*detail*/) {}
 };
 
 struct TailerOptions {
@@ -187,6 +216,14 @@ struct TailerOptions {
   // Bytes read from one file per Poll/HandleInotify call; the rest waits for
   // the next call (HasMoreToRead()), so one busy file cannot starve the others.
   size_t max_read_per_call = 8 << 20;
+  // Wall time the daemon first ran (its checkpoint says; 0: unknown, start_at
+  // applies to every file of the first Rescan). See "Where reading starts".
+  int64_t first_run_us = 0;
+  // A deleted file nobody can be shown to write any more is closed; its
+  // stream ends this long after, unless its path reappears (step 3). Where
+  // leases cannot tell whether it is still written, it is read on until
+  // nothing was written to it for this long.
+  int64_t deleted_grace_us = 5'000'000;
 };
 
 struct TailerStats {
@@ -201,6 +238,9 @@ struct TailerStats {
   uint64_t checkpoint_pieces_missing = 0;
   uint64_t files_over_cap = 0;
   uint64_t open_errors = 0;
+  uint64_t born_while_stopped = 0;  // start_at: end overridden (OnStart kBornWhileStopped)
+  uint64_t deleted_read_on = 0;     // deleted files kept open because they were still written
+  uint64_t bytes_unread = 0;        // OnUnread() bytes
 };
 
 class Tailer {
@@ -213,6 +253,8 @@ class Tailer {
   // Uses `watcher` (may be null: polling only) for directory and file
   // watches. Call before the first Rescan. The watcher must outlive the tailer.
   void SetWatcher(InotifyWatcher* watcher);
+  // Sets TailerOptions::first_run_us (the checkpoint's); before the first Rescan.
+  void SetFirstRun(int64_t first_run_us);
 
   // Expands the globs; opens new streams (the first call applies start_at,
   // later ones read new files from their beginning) and reads them.
@@ -229,6 +271,9 @@ class Tailer {
   void Tick(int64_t now_us);
   // True when a file still had unread bytes at the end of the last call.
   bool HasMoreToRead() const { return more_; }
+  // True while a deleted file is read on or a deleted stream waits to end:
+  // poll at the poll interval (writes to a deleted file may wake no watch).
+  bool Draining() const { return !draining_.empty(); }
 
   // The pieces still needed to resume `stream` from stream offset `offset`
   // (a safe position), oldest first; empty when the stream is unknown.
@@ -255,6 +300,12 @@ class Tailer {
   // stream is then not released again (the error is reported once).
   StatusOr<ReleaseResult> Release(const std::string& stream);
   std::vector<std::string> Streams() const;
+  // Streams with a file open now (a deleted one read on included).
+  size_t OpenFiles() const;
+  // What cannot be read now (source_health.h).
+  std::vector<SourceProblem> Problems() const { return health_.Problems(); }
+  // Each glob (as given, made absolute) and the files it matched at the last Rescan.
+  const std::vector<std::pair<std::string, size_t>>& GlobMatches() const { return matched_; }
 
   const TailerStats& stats() const { return stats_; }
 
@@ -270,6 +321,7 @@ class Tailer {
   void FlushPartial(Stream& stream, OpenFile& file);
   void Resume(Stream& stream, const StreamCheckpoint& checkpoint);
   void SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next);
+  // Opens a regular file; null with last_open_error_ set (ENOENT, EACCES, ...).
   std::unique_ptr<OpenFile> OpenPath(const std::string& path);
   std::unique_ptr<OpenFile> FindPiece(const std::string& path, const FilePiece& piece);
   // A sibling `<name>.*` or `<name>-*` of `path` (not open as another stream)
@@ -280,7 +332,18 @@ class Tailer {
   // Copytruncate seen on the stream's current file: when its copy is found,
   // the copy becomes current (read from the same offset to its end) and the
   // truncated file its successor; false when there is no copy.
-  bool ReadRestFromCopy(Stream& stream);
+  // `copy`: found already (an empty file's, FindNewCopy), else looked for by head.
+  bool ReadRestFromCopy(Stream& stream, std::unique_ptr<OpenFile> copy);
+  // A file that was empty when last seen has no head to find its copy by: a
+  // sibling (not gzipped, not read before) born since `since_ns` whose head
+  // the file does not start with.
+  std::unique_ptr<OpenFile> FindNewCopy(const std::string& path, const OpenFile& file,
+                                        int64_t since_ns);
+  // Step 3: true when the deleted `file` stays open to be read on.
+  bool ReadOnDeleted(Stream& stream, OpenFile& file, int64_t now_us);
+  void Unread(Stream& stream, std::string_view reason, uint64_t bytes, const std::string& detail);
+  // Rescan(): the globs' matches, directory errors and "no_match" problems.
+  void ScanGlob(const std::string& pattern, bool initial, int64_t now_us);
   // Hashes more of a file's head when it grew and still starts with the
   // head it had; true when the identity changed.
   bool ExtendHead(OpenFile& file);
@@ -299,6 +362,13 @@ class Tailer {
   std::deque<std::pair<uint64_t, uint64_t>> retired_order_;
   std::map<std::string, std::string> by_watch_path_;  // path or symlink target -> stream
   std::map<std::string, bool> ignored_;               // too old when seen (start at end later)
+  SourceHealth health_;
+  SourceHealth::Report report_;
+  std::vector<std::pair<std::string, size_t>> matched_;  // per glob, at the last Rescan
+  // Unreadable when the first Rescan saw them: start_at applies once readable.
+  std::map<std::string, bool> unreadable_at_start_;
+  std::map<std::string, bool> draining_;  // streams in step 3's grace
+  int last_open_error_ = 0;
   std::string buffer_;
   // No partial line started before this (wall time): a lower bound, so
   // Tick() can skip its pass over the streams until one may be due.

@@ -83,13 +83,16 @@ TEST_F(K8sSidecarRunTest, TheSidecarAsTheKubeletStartsItReportsTheExampleFailure
   })) << Stderr();
   EXPECT_EQ(HttpGet(metrics_port, container["livenessProbe"]["httpGet"]["path"].Scalar()).status,
             200);
-  EXPECT_TRUE(run_harness::WaitFor([&] {
-    return HttpGet(metrics_port, container["readinessProbe"]["httpGet"]["path"].Scalar()).status ==
-           200;
-  }));
+  // Not ready until vLLM's log is there for its glob (issue 29: a glob that
+  // matches nothing is not a healthy source); ready as soon as it is.
+  const std::string readiness = container["readinessProbe"]["httpGet"]["path"].Scalar();
+  EXPECT_TRUE(run_harness::WaitFor([&] { return HttpGet(metrics_port, readiness).status == 503; }));
+  EXPECT_THAT(HttpGet(metrics_port, readiness).body, ::testing::HasSubstr("no_match"));
 
   AppendTo(dir_ / "vllm" / "vllm.log",
            run_harness::ReadFile(SourceDir() + "/examples/qwen3-fp8-rtx5090/worker.log"));
+  EXPECT_TRUE(run_harness::WaitFor([&] { return HttpGet(metrics_port, readiness).status == 200; }))
+      << HttpGet(metrics_port, readiness).body;
   Json incident;
   ASSERT_TRUE(run_harness::WaitFor([&] {
     for (const Json& j : IncidentLines()) {

@@ -90,6 +90,10 @@ std::set<std::string> ExportedFamilies() {
   metrics.CheckpointSaved(1);
   metrics.CheckpointFailed();
   metrics.SetSourcesOpen("file", 1);
+  metrics.SetGlobMatched("/logs/*.log", 1);
+  metrics.SourceError("no_match");
+  metrics.FileOpened("end");
+  metrics.BytesUnread("truncated_unread");
   metrics.SetHttpStats(http::ServerStats{});
   std::set<std::string> families;
   std::istringstream text(metrics.Serialize(2));

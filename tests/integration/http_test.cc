@@ -32,11 +32,14 @@ class HttpTest : public RunFixture {
 TEST_F(HttpTest, TheDaemonServesMetricsIncidentsProbesAndTheStatusPage) {
   auto daemon = Start();
   uint16_t port = WaitForPort();
-  ASSERT_TRUE(WaitFor([&] { return HttpGet(port, "/readyz").status == 200; })) << Stderr();
+  // No log yet: healthy, but not ready while its glob matches nothing.
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(port, "/readyz").status == 503; })) << Stderr();
+  EXPECT_THAT(HttpGet(port, "/readyz").body, HasSubstr("*.log: no_match"));
   EXPECT_EQ(HttpGet(port, "/healthz").status, 200);
   EXPECT_THAT(HttpGet(port, "/metrics").body, HasSubstr("fingerprintd_rules_loaded "));
 
   Append("worker.log", Slice(lines_, 0, lines_.size()));
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(port, "/readyz").status == 200; })) << Stderr();
   ASSERT_TRUE(WaitFor([&] { return MetricsHave(port, kRank0) && MetricsHave(port, kRank1); }))
       << HttpGet(port, "/metrics").body << Stderr();
   HttpReply metrics = HttpGet(port, "/metrics");

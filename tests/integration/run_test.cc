@@ -56,7 +56,7 @@ TEST_F(RunTest, RenameAndCreateRotationInTheMiddleOfATracebackGivesOneIncidentOf
   EXPECT_EQ(summary.lines, kGoldenLines);
 }
 
-TEST_F(RunTest, AFileDeletedAndWrittenAgainUnderItsNameIsReadAsANewSource) {
+TEST_F(RunTest, AFileDeletedAndWrittenAgainUnderItsNameGoesOnAsTheSameStream) {
   auto daemon = Start();
   Append("w.log", Slice(lines_, 0, 10));
   ASSERT_TRUE(WaitFor([&] { return StderrHas("tailing"); })) << Stderr();

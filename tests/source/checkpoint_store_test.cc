@@ -3,8 +3,10 @@
 // per directory.
 #include "source/checkpoint_store.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -58,6 +60,33 @@ TEST_F(CheckpointStoreTest, WhatIsSavedIsLoadedBack) {
   EXPECT_EQ(loaded->sources[0].pieces[0].identity, Sample().sources[0].pieces[0].identity);
   EXPECT_EQ(loaded->sources[0].pieces[1].base, 1000u);
   EXPECT_EQ(loaded->pipeline_state, Sample().pipeline_state);
+}
+
+// Where each stream was read up to and when the daemon first ran: a
+// restart tells a log born while it was stopped, and bytes never read, by them.
+TEST_F(CheckpointStoreTest, TheReadOffsetAndTheFirstRunAreLoadedBack) {
+  Checkpoint checkpoint = Sample();
+  checkpoint.sources[0].read = 5678;
+  checkpoint.first_run_us = 1'767'225'600'000'000;
+  CheckpointStore store(dir_.string());
+  ASSERT_TRUE(store.Save(checkpoint).ok());
+  auto loaded = CheckpointStore(dir_.string()).Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->sources[0].read, 5678u);
+  EXPECT_EQ(loaded->first_run_us, 1'767'225'600'000'000);
+}
+
+// A checkpoint of an older version has no first run: its last save (the
+// file's modification time) stands in, so a log created after it was
+// created while the daemon was stopped.
+TEST_F(CheckpointStoreTest, AnOlderCheckpointWithoutAFirstRunTakesItsModificationTime) {
+  CheckpointStore store(dir_.string());
+  ASSERT_TRUE(store.Save(Sample()).ok());
+  const timespec saved[2] = {{1'767'225'600, 500'000}, {1'767'225'600, 500'000}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, store.path().c_str(), saved, 0), 0);
+  auto loaded = CheckpointStore(dir_.string()).Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->first_run_us, 1'767'225'600'000'500);
 }
 
 TEST_F(CheckpointStoreTest, NoCheckpointYetIsNotFound) {

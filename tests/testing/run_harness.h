@@ -119,12 +119,15 @@ inline uint16_t HttpPortIn(const std::string& stderr_text) {
 // A running `fingerprintd run ARGS...`; stderr is appended to a file.
 class DaemonProcess {
  public:
-  DaemonProcess(const std::vector<std::string>& args, const fs::path& stderr_path) {
+  // `in_child` (optional) runs in the child before the exec (privileges.h).
+  DaemonProcess(const std::vector<std::string>& args, const fs::path& stderr_path,
+                const std::function<void()>& in_child = {}) {
     pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(127);  // the test died before prctl
+      if (in_child) in_child();
       int fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(fd, 2);
       std::vector<std::string> argv_strings = {FINGERPRINTD_BINARY, "run"};

@@ -120,18 +120,8 @@ TEST_F(RunTest, SigkillAfterACopytruncateRereadsTheCheckpointedLinesFromTheCopyO
   // takes the pace out: the same lines, read in whatever pauses, give the
   // replay's incident.
   fs::path audit = dir_ / "audit.txt";
-  std::ofstream(dir_ / "config.yaml")
-      << "sources:\n  - type: file\n    paths: ['" << (dir_ / "logs" / "*.log").string() << "']\n"
-      << "    start_at: beginning\n    labels: {deployment: qwen3}\n"
-      << "checkpoint_dir: " << (dir_ / "checkpoints").string() << "\n"
-      << "http: {listen: '127.0.0.1:0'}\n"
-      << "incidents: {path: " << Incidents().string() << "}\n"
-      << "limits: {traceback_timeout: 1h}\n";
   auto start = [&] {
-    return std::make_unique<DaemonProcess>(
-        std::vector<std::string>{"--audit", audit.string(), "--config",
-                                 (dir_ / "config.yaml").string()},
-        dir_ / "daemon.err");
+    return StartWithConfig("limits: {traceback_timeout: 1h}\n", {"--audit", audit.string()});
   };
   auto daemon = start();
   Append("w.log", Slice(lines_, 0, 118));  // rank 0 failed, rank 1 mid-traceback
@@ -280,15 +270,7 @@ TEST_F(RunTest, ALogWithoutAnyTimestampGivesItsIncidentLiveWithReplaysId) {
   // With the expected workers unknown, the incident waits for its window:
   // 2 s here instead of the rule's 120 s.
   const std::string example = Golden("wild/trimmed_traceback_unknown_sf.log");
-  std::ofstream(dir_ / "config.yaml")
-      << "sources:\n  - type: file\n    paths: ['" << (dir_ / "logs" / "*.log").string() << "']\n"
-      << "    start_at: beginning\n    labels: {deployment: qwen3}\n"
-      << "checkpoint_dir: " << (dir_ / "checkpoints").string() << "\n"
-      << "http: {listen: '127.0.0.1:0'}\n"
-      << "incidents: {path: " << Incidents().string() << "}\n"
-      << "correlation: {window: 2s}\n";
-  auto daemon = std::make_unique<DaemonProcess>(
-      std::vector<std::string>{"--config", (dir_ / "config.yaml").string()}, dir_ / "daemon.err");
+  auto daemon = StartWithConfig("correlation: {window: 2s}\n");
   ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
   Append("w.log", ReadFile(example));
   ASSERT_TRUE(WaitFor([&] { return !IncidentLines().empty(); })) << Stderr();

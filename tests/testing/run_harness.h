@@ -217,6 +217,22 @@ class RunFixture : public ::testing::Test {
     return std::make_unique<DaemonProcess>(args, dir_ / "daemon.err");
   }
   fs::path Incidents() const { return dir_ / "incidents.jsonl"; }
+  // `run --config` over config.yaml: the file source over logs/*.log from
+  // the beginning (deployment qwen3), the checkpoint dir, HTTP on a free port
+  // and the incident log, then `extra` (YAML lines); `args` go first.
+  std::unique_ptr<DaemonProcess> StartWithConfig(const std::string& extra,
+                                                 std::vector<std::string> args = {}) {
+    std::ofstream(dir_ / "config.yaml")
+        << "sources:\n  - type: file\n    paths: ['" << (dir_ / "logs" / "*.log").string()
+        << "']\n    start_at: beginning\n    labels: {deployment: qwen3}\n"
+        << "checkpoint_dir: " << (dir_ / "checkpoints").string() << "\n"
+        << "http: {listen: '127.0.0.1:0'}\n"
+        << "incidents: {path: " << Incidents().string() << "}\n"
+        << extra;
+    args.push_back("--config");
+    args.push_back((dir_ / "config.yaml").string());
+    return std::make_unique<DaemonProcess>(args, dir_ / "daemon.err");
+  }
   // The port of the daemon's "http: listening on 127.0.0.1:PORT" line (the
   // last one: a restarted daemon logs its own), 0 before it is logged.
   uint16_t HttpPort() const { return HttpPortIn(Stderr()); }

@@ -7,7 +7,7 @@ SANITIZE_BUILD ?= build-sanitize
 VERSION := $(shell grep -oP '^project.fingerprintd VERSION \K[0-9.]+' CMakeLists.txt)
 
 .PHONY: all deps build daemon demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke \
-	fuzz-build check-real-corpus format-check clean image test-image deb test-deb
+	fuzz-build check-real-corpus format-check clean image-base image test-image deb test-deb
 
 all: build
 
@@ -95,20 +95,27 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
-# The container image (deploy/Dockerfile) built with podman, and run as users
-# run it (tests/deploy/image_test.py: replay against the host binary, the
-# sidecar's `run` read-only as 65532, SIGTERM, resume from the checkpoint).
-# The podman, runc and mmdebstrap they need are installed only for these.
+# The container image (deploy/Dockerfile) built with podman from the package
+# `make deb` built (its `package` stage replaced by it: the daemon is compiled
+# once for both; deploy/image/build.sh), and run as users run it
+# (tests/deploy/image_test.py: replay against the host binary, the sidecar's
+# `run` read-only as 65532, SIGTERM, resume from the checkpoint). image-base
+# makes the Debian 12 base images where they are missing (image and test-deb
+# do it too; .ci/run times it apart). The podman, runc and mmdebstrap they
+# need are installed only for these.
 IMAGE ?= fingerprintd:$(VERSION)
-image:
+image-base:
 	@./deploy/install-deps.sh containers
-	deploy/image/build.sh $(IMAGE)
+	deploy/image/base.sh
+image: deb
+	@./deploy/install-deps.sh containers
+	deploy/image/build.sh $(IMAGE) $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
 test-image: daemon
 	@./deploy/install-deps.sh containers
 	python3 -B tests/deploy/image_test.py $(IMAGE) $(BUILD)/fingerprintd
 
 # The Debian package fingerprintd_$(VERSION)_<arch>.deb from the install rules
-# (cmake/Package.cmake), with the configure deploy/Dockerfile's build stage
+# (cmake/Package.cmake), with the configure deploy/Dockerfile's package stage
 # runs; lintian on it. test-deb installs it into a fresh Debian 12 container.
 DEB_BUILD ?= build-deb
 $(DEB_BUILD)/CMakeCache.txt: | deps

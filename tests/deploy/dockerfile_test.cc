@@ -1,8 +1,9 @@
 // deploy/Dockerfile, checked without a container engine (`make test`): its
-// build packages against deploy/install-deps.sh, its build steps against the
-// Makefile's `make deb`, its runtime stage installing that package, and what
-// it copies against what the CMake files read. The image is built and run for
-// real by `make image` / `make test-image` (tests/deploy/image_test.py).
+// build packages against deploy/install-deps.sh, its package stage's steps
+// against the Makefile's `make deb`, its runtime stage installing that package
+// (the one `make image` puts in the stage's place), and what it copies against
+// what the CMake files read. The image is built and run for real by `make
+// image` / `make test-image` (tests/deploy/image_test.py).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -57,7 +58,7 @@ std::string Dockerfile() {
   return std::regex_replace(text, std::regex(R"(\\\n)"), " ");
 }
 
-// The packages of the n-th `apt-get install` (0: build stage, 1: runtime).
+// The packages of the n-th `apt-get install` (0: package stage, 1: runtime).
 std::set<std::string> AptInstall(int n) {
   const std::string text = Dockerfile();
   static const std::regex kInstall(R"(apt-get install -y --no-install-recommends ([^&]*)&&)");
@@ -92,7 +93,7 @@ TEST(DockerfileTest, BuildPackagesAreInstallDepsListWithoutTheTestOnlyOnes) {
   std::set<std::string> both;
   std::set_intersection(build.begin(), build.end(), test_only.begin(), test_only.end(),
                         std::inserter(both, both.end()));
-  EXPECT_TRUE(both.empty()) << "in the build stage and called test-only: " << *both.begin();
+  EXPECT_TRUE(both.empty()) << "in the package stage and called test-only: " << *both.begin();
   std::set<std::string> named = build;
   named.insert(test_only.begin(), test_only.end());
   EXPECT_EQ(named, all) << "deploy/install-deps.sh and deploy/Dockerfile disagree: a package "
@@ -101,9 +102,24 @@ TEST(DockerfileTest, BuildPackagesAreInstallDepsListWithoutTheTestOnlyOnes) {
 
 // The runtime stage's libraries are those dpkg-shlibdeps found the binary links
 // (cmake/Package.cmake): it installs the package, not a list of its own.
-TEST(DockerfileTest, TheRuntimeStageInstallsOnlyThePackageTheBuildStageMade) {
+TEST(DockerfileTest, TheRuntimeStageInstallsOnlyThePackageThePackageStageMade) {
   EXPECT_EQ(AptInstall(1), std::set<std::string>{"/tmp/fingerprintd.deb"});
-  EXPECT_THAT(Dockerfile(), HasSubstr("COPY --from=build /fingerprintd.deb /tmp/fingerprintd.deb"));
+  EXPECT_THAT(Dockerfile(),
+              HasSubstr("COPY --from=package /fingerprintd.deb /tmp/fingerprintd.deb"));
+}
+
+// `make image` compiles nothing: the Makefile hands `make deb`'s package to
+// deploy/image/build.sh, which gives it as the build context named after the
+// stage the runtime copies from (the engine then skips that stage).
+TEST(DockerfileTest, MakeImageReplacesThePackageStageWithMakeDebsPackage) {
+  const std::string makefile = ReadFile(SourceDir() + "/Makefile");
+  EXPECT_THAT(makefile, HasSubstr("\nimage: deb\n"));
+  EXPECT_THAT(makefile, HasSubstr("deploy/image/build.sh $(IMAGE) "
+                                  "$(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb"));
+  const std::string build = ReadFile(SourceDir() + "/deploy/image/build.sh");
+  EXPECT_THAT(build, HasSubstr("cp \"$package\" \"$context/fingerprintd.deb\""));
+  EXPECT_THAT(build, HasSubstr("--build-context \"package=$context\""));
+  EXPECT_THAT(Dockerfile(), HasSubstr("FROM debian:12 AS package"));
 }
 
 TEST(DockerfileTest, BuildStepsAreMakeDebsAndTheImageRunsAsNonRoot) {
@@ -124,7 +140,7 @@ TEST(DockerfileTest, BuildStepsAreMakeDebsAndTheImageRunsAsNonRoot) {
   EXPECT_THAT(docker, HasSubstr("cmake --build build"));
   EXPECT_THAT(makefile, HasSubstr("cpack -G DEB"));
   EXPECT_THAT(docker, HasSubstr("cpack -G DEB"));
-  EXPECT_THAT(docker, HasSubstr("FROM debian:12 AS build"));
+  EXPECT_THAT(docker, HasSubstr("FROM debian:12 AS package"));
   EXPECT_THAT(docker, HasSubstr("FROM debian:12-slim"));
   EXPECT_THAT(docker, HasSubstr("USER 65532:65532"));  // deploy/k8s runAsUser
   EXPECT_THAT(docker, HasSubstr("ENTRYPOINT [\"fingerprintd\"]"));

@@ -18,7 +18,9 @@ its users run it (`make test-image`):
   it: the incident is back on /incidents with the same id, never written to
   stdout again, and only the bytes after the checkpoint are read;
 - the image holds no compiler, no -dev package and none of
-  deploy/install-deps.sh's packages (build or test-only).
+  deploy/install-deps.sh's packages (build or test-only);
+- README's quick start runs the image with the sidecar test's flags, mounts
+  and arguments.
 
 Every container and volume started is removed, even on failure. The podman
 commands are printed as they run.
@@ -132,6 +134,20 @@ class ImageTest(unittest.TestCase):
                            "for c in cc c++ gcc g++ clang clang++ cpp as ld; do"
                            " command -v $c; done; true").stdout
         self.assertEqual(compilers, "")
+
+    def test_the_readmes_podman_run_is_this_tests(self):
+        """README's quick start runs the image as the sidecar test below does."""
+        with open(os.path.join(SOURCE_DIR, "README.md")) as f:
+            readme = f.read()
+        self.assertIn("\n    make image && make test-image\n    podman run -d ", readme)
+        block = readme.split("\n    podman run -d ", 1)[1].split("\n    curl", 1)[0]
+        words = shlex.split(block.replace("\\\n", " "))
+        for flag in SIDECAR_SECURITY:
+            self.assertIn(flag, words, f"README's podman run: {shlex.join(words)}")
+        mounts = {v.split(":")[1] for flag, v in zip(words, words[1:]) if flag == "-v"}
+        self.assertEqual(mounts, {"/var/log/vllm", "/var/lib/fingerprintd",
+                                  "/etc/fingerprintd/fingerprintd.yaml"})
+        self.assertEqual(words[words.index("run"):][:3], SIDECAR_ARGS[:3])
 
     def test_the_sidecar_run_reports_stops_on_sigterm_and_resumes_from_its_checkpoint(self):
         with open(os.path.join(SIDECAR, "deployment.yaml")) as f:

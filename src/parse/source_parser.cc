@@ -535,6 +535,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
 
   if (worker->id >= last_time.size()) last_time.resize(worker->id + 1, kNoTime);
   int64_t time_us;
+  time_read = false;
   if (header.has_time) {
     time_us = HeaderTime(header.time, rec);
   } else if (rec.has_time) {
@@ -556,9 +557,8 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     // has no such clock and decides it at the end of the input.
     events.TimeGuessed(TimeFallback::kNoTimestamp);
     time_us = options.wall_clock != nullptr ? options.wall_clock() : 0;
+    time_read = time_us != 0;
   }
-  time_read = !header.has_time && !rec.has_time && source_last_time == kNoTime &&
-              last_time[worker->id] == kNoTime && time_us != 0;
   if (header.has_time || rec.has_time) {
     last_time[worker->id] = time_us;
     source_last_time = time_us;

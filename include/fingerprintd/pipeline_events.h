@@ -71,6 +71,14 @@ class PipelineEvents {
   virtual void FileTruncated() = 0;
   // State forgotten at a cap (not a line lost: counted apart from drops).
   virtual void StateEvicted(Evicted /*what*/) {}
+  // A line read again after a restart or a reload: LineRead counted it before
+  // the checkpoint, so it is counted here instead (lines_reread_total), and
+  // LineRead counts each line of a source once.
+  virtual void LineReread(std::string_view /*source*/, uint64_t /*bytes*/) {}
+  // At a restore from a checkpoint: the bytes `source` will read again,
+  // from its checkpoint's safe position to the end of the last line it had
+  // processed (0 when it resumes where it stopped).
+  virtual void RereadAtRestore(std::string_view /*source*/, uint64_t /*bytes*/) {}
 };
 
 // Does nothing; for callers that do not count.

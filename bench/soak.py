@@ -315,6 +315,18 @@ def rotate_kubelet(rank, keep):
         os.remove(os.path.join(d, f))
 
 
+def reread_bytes(checkpoint_path):
+    """What a restart from this checkpoint reads again: per file source, the
+    offset read up to when it was saved minus its safe offset."""
+    try:
+        with open(checkpoint_path) as f:
+            cp = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return sum(max(0, s.get("read", s["safe"]["offset"]) - s["safe"]["offset"])
+               for s in cp.get("sources", []))
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -441,6 +453,7 @@ def main():
     next_tick = start
     next_sample = start
     kill_i = 0
+    rereads = []  # bytes each restart reads again (reread_bytes)
     while True:
         now_m = time.monotonic()
         elapsed = now_m - start
@@ -455,6 +468,9 @@ def main():
             delay = 0.0 if rng.random() < 0.4 else rng.uniform(0.05, 2.0)
             restart_at = now_m + delay
         if not daemon.alive() and restart_at is not None and now_m >= restart_at:
+            reread = reread_bytes(os.path.join(root, "checkpoints", "checkpoint.json"))
+            if reread is not None:
+                rereads.append(reread)
             daemon.start()
             restart_at = None
             if kill_i >= len(kills):
@@ -623,6 +639,9 @@ def main():
         ("rss_max_mib", round(max(rss) / 1024, 1) if rss else 0),
         ("cpu_mean_pct", round(sum(cpu) / len(cpu), 1) if cpu else 0),
         ("cpu_max_pct", round(max(cpu), 1) if cpu else 0),
+        ("restarts_from_checkpoint", len(rereads)),
+        ("reread_bytes_per_restart_mean", round(sum(rereads) / len(rereads)) if rereads else 0),
+        ("reread_bytes_per_restart_max", max(rereads) if rereads else 0),
     ]
     for k, v in out:
         print(k, v)

@@ -25,6 +25,7 @@
 
 #include "fingerprintd/log_record.h"
 #include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/status.h"
 #include "fingerprintd/traceback.h"
 
 namespace fingerprintd::parse {
@@ -105,6 +106,9 @@ class WorkerTable {
   static void Reuse(WorkerInfo* worker, ProcessRole role, std::string_view name, int32_t pid,
                     std::string_view ip);
   WorkerInfo* Unprefixed();  // the stream of lines without a process prefix
+  // Makes the table exactly `workers`, in order: each keeps its index as
+  // its id (a checkpoint's streams, which the engine's state refers to).
+  void Assign(const std::vector<WorkerInfo>& workers);
 
  private:
   std::vector<std::unique_ptr<WorkerInfo>> workers_;
@@ -132,6 +136,21 @@ class SourceParser {
   // quiet lines (pipeline/quiet_lines.h) calls it instead of parsing a
   // template line again.
   void FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us, bool names_worker);
+  // Lines up to `line` (1-based, inclusive) were read before a restart: they
+  // are counted as read again (PipelineEvents::LineReread), not as read.
+  void CountAsRereadUntil(uint64_t line);
+  // What the parser learnt of its source that reading on from a checkpoint
+  // after `safe_line` lines cannot learn again: its process streams in id
+  // order (names, pids, ranks learnt from earlier lines) and their latest
+  // times as they were after that line, so lines read again get the times
+  // they got the first time. JSON text, for Pipeline::SaveState.
+  std::string SaveState(uint64_t safe_line) const;
+  // No SaveState will be asked for before `line`: the time changes up to it
+  // are forgotten (kept for at most 65,536 changes anyway).
+  void ForgetTimesBefore(uint64_t line);
+  // Takes SaveState()'s text into a parser not yet fed: the streams keep
+  // their ids. Fails (and changes nothing) on a text it cannot read.
+  Status RestoreState(const std::string& state);
   // Lowers *pos to the earliest line still held: a record being joined from
   // CRI/Docker partials, an open or pending traceback. Reading again from
   // there reproduces what is held (the checkpoint's safe position).

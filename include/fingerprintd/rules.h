@@ -276,10 +276,20 @@ class RuleEngine final : public parse::RecordSink {
 
   void OnRecord(const LogRecord& record) override;
   void OnTraceback(const Traceback& traceback) override;
-  // Lowers *pos to the earliest line whose state is still kept: a symptom
-  // waiting for its traceback, a stage match within its rule's maxspan of
-  // now_us (event time) that a later symptom may still use.
-  void LowestNeeded(int64_t now_us, SourcePosition* pos) const;
+  // Lowers *pos to the earliest line a restart must read again to rebuild
+  // what SaveState() does not keep: a symptom waiting for its traceback, a
+  // hard-wrapped line being carried, the input's last words, and the last
+  // traceback while a catch-all symptom may still report its exception.
+  void LowestNeeded(SourcePosition* pos) const;
+  // What a restart at a safe position cannot read again: each stream's rank
+  // as last reported and its stage matches at lines up to `safe_line` (those
+  // after it are read again, and would be matched twice). JSON text.
+  std::string SaveState(uint64_t safe_line) const;
+  // Takes SaveState()'s text into an engine not yet fed, for the parser's
+  // restored streams (`workers`, by id). A match of a rule or stage no
+  // longer in the pack is dropped, counted as Evicted::kStageMatch. Fails
+  // (and changes nothing) on a text it cannot read.
+  Status RestoreState(const std::string& state, const parse::WorkerTable& workers);
   // Decides the stream's pending symptoms and drops its state.
   void OnStreamForgotten(const WorkerInfo& worker) override;
   // Decides symptoms on message lines older than the pending timeout, and the

@@ -118,12 +118,15 @@ struct Correlator::Impl {
     if (d != nullptr) d->facts.emplace(name, value);
   }
 
-  OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule, int64_t time_us) {
+  // Which hits belong together is decided on the times the log gave
+  // (`log_time_us` 0: none), as in replay: a line dated by its reading live
+  // is 0 there, and joins whatever is open.
+  OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule, int64_t log_time_us) {
     for (auto& inc : open) {
       if (inc->deployment != d || inc->rule != rule) continue;
-      if (time_us == 0 || inc->anchor_us == 0) return inc.get();
-      int64_t lo = inc->anchor_us - Window(*rule), hi = inc->anchor_us + Window(*rule);
-      if (time_us >= lo && time_us <= hi) return inc.get();
+      if (log_time_us == 0 || inc->id_time_us == 0) return inc.get();
+      int64_t lo = inc->id_time_us - Window(*rule), hi = inc->id_time_us + Window(*rule);
+      if (log_time_us >= lo && log_time_us <= hi) return inc.get();
     }
     return nullptr;
   }
@@ -139,6 +142,7 @@ struct Correlator::Impl {
     inc->first_seen_us = hit.first_time_us;
     inc->last_seen_us = hit.time_us;
     inc->anchor_us = hit.time_us;
+    inc->seen_read = hit.time_read;
     inc->order = next_order++;
     open.push_back(std::move(inc));
     return open.back().get();
@@ -147,13 +151,19 @@ struct Correlator::Impl {
   void OnHit(RuleHit hit) {
     Deployment* d = DeploymentFor(hit.source_id);
     if (d == nullptr || hit.rule == nullptr) return;
-    OpenIncident* inc = FindOpen(d, hit.rule, hit.time_us);
+    OpenIncident* inc = FindOpen(d, hit.rule, hit.time_read ? 0 : hit.time_us);
     if (inc == nullptr) inc = Open(d, hit);
-    if (hit.first_time_us != 0 &&
-        (inc->first_seen_us == 0 || hit.first_time_us < inc->first_seen_us)) {
-      inc->first_seen_us = hit.first_time_us;
+    if (inc->seen_read && !hit.time_read) {
+      inc->first_seen_us = inc->last_seen_us = 0;
+      inc->seen_read = false;
     }
-    inc->last_seen_us = std::max(inc->last_seen_us, hit.time_us);
+    if (inc->seen_read || !hit.time_read) {
+      if (hit.first_time_us != 0 &&
+          (inc->first_seen_us == 0 || hit.first_time_us < inc->first_seen_us)) {
+        inc->first_seen_us = hit.first_time_us;
+      }
+      inc->last_seen_us = std::max(inc->last_seen_us, hit.time_us);
+    }
     if (hit.time_us != 0 && (inc->anchor_us == 0 || hit.time_us < inc->anchor_us)) {
       inc->anchor_us = hit.time_us;
     }
@@ -260,8 +270,9 @@ struct Correlator::Impl {
       if (other.get() == &inc || other->deployment != inc.deployment) continue;
       if (Strength(*other) <= strength) continue;
       int64_t w = std::max(Window(*inc.rule), Window(*other->rule));
-      if (inc.anchor_us == 0 || other->anchor_us == 0 ||
-          (other->last_seen_us >= inc.anchor_us - w && other->anchor_us <= inc.last_seen_us + w)) {
+      if (inc.id_time_us == 0 || other->id_time_us == 0 ||
+          (other->last_seen_us >= inc.id_time_us - w &&
+           other->id_time_us <= inc.last_seen_us + w)) {
         return true;
       }
     }
@@ -517,6 +528,7 @@ std::string Correlator::Impl::SaveState() const {
                          {"last_seen", inc->last_seen_us},
                          {"anchor", inc->anchor_us},
                          {"id_time", inc->id_time_us},
+                         {"seen_read", inc->seen_read},
                          {"revision", inc->revision},
                          {"dirty", inc->dirty},
                          {"hits", inc->hits},
@@ -579,6 +591,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       inc->last_seen_us = ji.at("last_seen").get<int64_t>();
       inc->anchor_us = ji.at("anchor").get<int64_t>();
       inc->id_time_us = ji.value("id_time", inc->anchor_us);  // older states: the anchor
+      inc->seen_read = ji.value("seen_read", false);
       inc->revision = ji.at("revision").get<int>();
       inc->dirty = ji.at("dirty").get<bool>();
       inc->hits = ji.at("hits").get<uint64_t>();
@@ -639,8 +652,16 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
   out.expected = std::max(Expected(d), out.affected);
   int tp = TensorParallel(d);
   std::map<std::string, int> fingerprints;
+  // Workers by label, not by arrival: which rank's traceback was decided
+  // first depends on the pace of reading, and the exception, the stage lines
+  // and the evidence must not (live equals replay).
+  std::vector<const WorkerHits*> ordered;
+  for (const WorkerHits& w : inc.workers) ordered.push_back(&w);
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const WorkerHits* a, const WorkerHits* b) { return a->label < b->label; });
   std::vector<const RuleHit*> all_hits;
-  for (const WorkerHits& w : inc.workers) {
+  for (const WorkerHits* worker : ordered) {
+    const WorkerHits& w = *worker;
     out.workers.push_back(w.label);
     int32_t rank = w.rank;
     if (rank < 0 && w.pid >= 0) {
@@ -701,10 +722,7 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
     if (!used.insert({source, line}).second) return;
     out.evidence.push_back(IncidentEvidence{source_names[source], line, text});
   };
-  std::vector<const WorkerHits*> ordered;
-  for (const WorkerHits& w : inc.workers) ordered.push_back(&w);
-  std::sort(ordered.begin(), ordered.end(),
-            [](const WorkerHits* a, const WorkerHits* b) { return a->label < b->label; });
+
   for (const WorkerHits* w : ordered) {
     for (const RuleHit& h : w->hits) {
       for (const rules::EvidenceLine& e : h.stages) add(e.source_id, e.line, e.text);

@@ -53,6 +53,10 @@ struct OpenIncident {
   // Earliest symptom time the log itself gave (not a reading time,
   // RuleHit::time_read); 0 if none: what the id is made of.
   int64_t id_time_us = 0;
+  // first_seen_us and last_seen_us are reading times: none of its hits had a
+  // time of its own yet. The first that has one replaces them, so the seen
+  // times a user reads are the log's, as in replay.
+  bool seen_read = false;
   std::vector<WorkerHits> workers;
   std::vector<rules::RuleHit> reraises;  // engine core / API server copies without a known origin
   int revision = 0;

@@ -33,7 +33,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -51,6 +53,9 @@ namespace fingerprintd::parse {
 namespace {
 
 constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+// Time changes kept for SaveState (SourceParser::ForgetTimesBefore); beyond,
+// the older half is folded into the base.
+constexpr size_t kMaxTimeChanges = 65536;
 constexpr int64_t kMicrosPerSecond = 1'000'000;
 
 struct StringHash {
@@ -175,6 +180,7 @@ struct SourceParser::Impl {
 
   uint64_t line_number = 0;
   uint64_t offset = 0;
+  uint64_t reread_until = 0;  // CountAsRereadUntil
   std::string clean_scratch;
   std::string repr_scratch;                // ReadReprStrings' text
   std::vector<std::string> escaped_lines;  // SplitEscapedLines' pieces
@@ -195,6 +201,48 @@ struct SourceParser::Impl {
   std::unordered_map<std::string, WorkerInfo*, StringHash, std::equal_to<>> index;
   std::vector<int64_t> last_time;  // per WorkerInfo::id
   int64_t source_last_time = kNoTime;
+  // The changes of those times since a line the pipeline may still read
+  // again (ForgetTimesBefore), so SaveState can give the times a restart at
+  // that line must start from: the same untimed lines then get the same
+  // times. TimesAt(line) = the base, then every change up to that line.
+  struct TimeChange {
+    uint64_t line;
+    uint32_t worker;
+    int64_t time;
+    bool source;  // source_last_time set too
+  };
+  std::deque<TimeChange> time_changes;
+  std::vector<int64_t> base_last_time;
+  int64_t base_source_last_time = kNoTime;
+
+  void SetTime(uint32_t worker, int64_t time_us, bool source) {
+    if (worker >= last_time.size()) last_time.resize(worker + 1, kNoTime);
+    if (last_time[worker] == time_us && (!source || source_last_time == time_us)) return;
+    last_time[worker] = time_us;
+    if (source) source_last_time = time_us;
+    time_changes.push_back({line_number, worker, time_us, source});
+    if (time_changes.size() > kMaxTimeChanges)
+      ForgetTimesBefore(time_changes[kMaxTimeChanges / 2].line);
+  }
+  void ForgetTimesBefore(uint64_t line) {
+    while (!time_changes.empty() && time_changes.front().line <= line) {
+      Apply(time_changes.front(), &base_last_time, &base_source_last_time);
+      time_changes.pop_front();
+    }
+  }
+  static void Apply(const TimeChange& c, std::vector<int64_t>* times, int64_t* source_time) {
+    if (c.worker >= times->size()) times->resize(c.worker + 1, kNoTime);
+    (*times)[c.worker] = c.time;
+    if (c.source) *source_time = c.time;
+  }
+  void TimesAt(uint64_t line, std::vector<int64_t>* times, int64_t* source_time) const {
+    *times = base_last_time;
+    *source_time = base_source_last_time;
+    for (const TimeChange& c : time_changes) {
+      if (c.line > line) break;
+      Apply(c, times, source_time);
+    }
+  }
   // HeaderTime of the previous header (most lines repeat its second).
   struct {
     bool valid = false;
@@ -382,7 +430,7 @@ WorkerInfo* SourceParser::Impl::Recycle(const ProcessId& id) {
   }
   for (RawPrefix& e : raw_prefixes) e.raw.clear();
   WorkerTable::Reuse(victim, id.role, id.name, id.pid, id.ip);
-  if (victim->id < last_time.size()) last_time[victim->id] = kNoTime;
+  if (victim->id < last_time.size()) SetTime(victim->id, kNoTime, false);
   return victim;
 }
 
@@ -560,8 +608,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     time_read = time_us != 0;
   }
   if (header.has_time || rec.has_time) {
-    last_time[worker->id] = time_us;
-    source_last_time = time_us;
+    SetTime(worker->id, time_us, true);
   }
 
   if (worker->role == ProcessRole::kWorker && worker->rank < 0 &&
@@ -633,7 +680,11 @@ void SourceParser::Impl::Feed(std::string_view line) {
   ++line_number;
   const uint64_t line_offset = offset;
   offset += line.size() + 1;
-  events.LineRead(source_name, line.size() + 1);
+  if (line_number <= reread_until) {
+    events.LineReread(source_name, line.size() + 1);
+  } else {
+    events.LineRead(source_name, line.size() + 1);
+  }
   if (line.size() > options.max_line_bytes) {
     line = CapLine(line, options.max_line_bytes);
     events.LineDropped(DropReason::kLineTooLong);
@@ -668,10 +719,96 @@ void SourceParser::FollowLine(const WorkerInfo& worker, bool has_time, int64_t t
   Impl& p = *impl_;
   if (has_time) {
     if (worker.id >= p.last_time.size()) p.last_time.resize(worker.id + 1, kNoTime);
-    p.last_time[worker.id] = time_us;
-    p.source_last_time = time_us;
+    p.SetTime(worker.id, time_us, true);
   }
   p.header_worker = names_worker ? p.workers.Mutable(worker.id) : nullptr;
+}
+
+void SourceParser::CountAsRereadUntil(uint64_t line) { impl_->reread_until = line; }
+
+void SourceParser::ForgetTimesBefore(uint64_t line) { impl_->ForgetTimesBefore(line); }
+
+std::string SourceParser::SaveState(uint64_t safe_line) const {
+  const Impl& p = *impl_;
+  std::vector<int64_t> times;
+  int64_t source_time;
+  p.TimesAt(safe_line, &times, &source_time);
+  nlohmann::json workers = nlohmann::json::array();
+  for (size_t i = 0; i < p.workers.size(); ++i) {
+    const WorkerInfo& w = p.workers.Get(static_cast<uint32_t>(i));
+    const int64_t time = i < times.size() ? times[i] : kNoTime;
+    workers.push_back({{"role", static_cast<int>(w.role)},
+                       {"name", w.name},
+                       {"pid", w.pid},
+                       {"ip", w.ip},
+                       {"dp", w.dp},
+                       {"pp", w.pp},
+                       {"tp", w.tp},
+                       {"ep", w.ep},
+                       {"rank", w.rank},
+                       {"time", time}});
+  }
+  return nlohmann::json{{"workers", workers}, {"time", source_time}}.dump();
+}
+
+Status SourceParser::RestoreState(const std::string& state) {
+  Impl& p = *impl_;
+  if (p.workers.size() != 1 || p.source_last_time != kNoTime) {
+    return FailedPreconditionError("parser state: restore into a parser already fed");
+  }
+  std::vector<WorkerInfo> workers;
+  std::vector<int64_t> times;
+  int64_t source_time = kNoTime;
+  try {
+    const nlohmann::json js = nlohmann::json::parse(state);
+    for (const nlohmann::json& jw : js.at("workers")) {
+      WorkerInfo w;
+      const int role = jw.at("role").get<int>();
+      if (role < 0 || role > static_cast<int>(ProcessRole::kOther)) {
+        return DataLossError("parser state: unknown process role " + std::to_string(role));
+      }
+      w.role = static_cast<ProcessRole>(role);
+      w.name = jw.at("name").get<std::string>();
+      w.pid = jw.at("pid").get<int32_t>();
+      w.ip = jw.at("ip").get<std::string>();
+      w.dp = jw.at("dp").get<int32_t>();
+      w.pp = jw.at("pp").get<int32_t>();
+      w.tp = jw.at("tp").get<int32_t>();
+      w.ep = jw.at("ep").get<int32_t>();
+      w.rank = jw.at("rank").get<int32_t>();
+      workers.push_back(std::move(w));
+      times.push_back(jw.at("time").get<int64_t>());
+    }
+    source_time = js.at("time").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    return DataLossError(std::string("parser state: ") + e.what());
+  }
+  // The table is bounded by max_workers (plus the unprefixed stream), as
+  // when it was saved; a smaller cap now keeps the first ones.
+  if (workers.size() > p.options.max_workers + 1) {
+    workers.resize(p.options.max_workers + 1);
+    times.resize(workers.size());
+  }
+  p.workers.Assign(workers);
+  p.index.clear();
+  p.unprefixed = nullptr;
+  for (size_t i = 0; i < p.workers.size(); ++i) {
+    WorkerInfo* w = p.workers.Mutable(static_cast<uint32_t>(i));
+    if (p.unprefixed == nullptr && w->role == ProcessRole::kUnknown && w->name.empty() &&
+        w->pid == -1) {
+      p.unprefixed = w;
+      continue;
+    }
+    Impl::IndexKey(w->name, w->pid, w->ip, &p.key_scratch);
+    p.index.emplace(p.key_scratch, w);
+  }
+  if (p.unprefixed == nullptr) p.unprefixed = p.workers.Unprefixed();
+  p.last_time = std::move(times);
+  p.last_time.resize(p.workers.size(), kNoTime);
+  p.source_last_time = source_time;
+  p.base_last_time = p.last_time;
+  p.base_source_last_time = source_time;
+  return OkStatus();
 }
 
 void SourceParser::Seek(uint64_t offset, uint64_t lines_before) {

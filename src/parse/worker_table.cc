@@ -32,6 +32,14 @@ void WorkerTable::Reuse(WorkerInfo* worker, ProcessRole role, std::string_view n
   worker->ip.assign(ip.data(), ip.size());
 }
 
+void WorkerTable::Assign(const std::vector<WorkerInfo>& workers) {
+  workers_.clear();
+  for (const WorkerInfo& w : workers) {
+    workers_.push_back(std::make_unique<WorkerInfo>(w));
+    workers_.back()->id = static_cast<uint32_t>(workers_.size() - 1);
+  }
+}
+
 WorkerInfo* WorkerTable::Unprefixed() {
   for (const std::unique_ptr<WorkerInfo>& w : workers_) {
     if (w->role == ProcessRole::kUnknown && w->name.empty() && w->pid == -1) return w.get();

@@ -590,7 +590,7 @@ struct Pipeline::Impl {
     SourcePosition pos = s.next;
     if (s.ended) return pos;
     s.parser->LowestHeld(&pos);
-    s.engine->LowestNeeded(s.floor == kNoTime ? 0 : s.floor, &pos);
+    s.engine->LowestNeeded(&pos);
     return pos;
   }
 
@@ -604,6 +604,7 @@ struct Pipeline::Impl {
     auto first_kept = s.reported.lower_bound({safe_line + 1, std::string()});
     s.reported.erase(s.reported.begin(), first_kept);
     while (s.clocks.size() > 1 && s.clocks[1].line <= safe_line) s.clocks.pop_front();
+    if (s.parser) s.parser->ForgetTimesBefore(safe_line);
     s.prune_at = std::max(kPruneAtLeast, 2 * (s.clocks.size() + s.reported.size()));
   }
 
@@ -725,17 +726,25 @@ nlohmann::json Pipeline::Impl::Save() const {
     for (const auto& [line, rule] : s->reported) {
       if (line > safe.line) reported.push_back({line, rule});
     }
-    jsources.push_back({{"name", s->spec.name},
-                        {"deployment", s->spec.deployment},
-                        {"labels", s->spec.labels},
-                        {"offset", safe.offset},
-                        {"line", safe.line},
-                        {"floor", ClockAt(*s, safe).first},
-                        {"ticked", ClockAt(*s, safe).second},
-                        {"seq", s->seq},
-                        {"ended", s->ended},
-                        {"transient", s->spec.transient},
-                        {"reported", reported}});
+    json js = {{"name", s->spec.name},
+               {"deployment", s->spec.deployment},
+               {"labels", s->spec.labels},
+               {"offset", safe.offset},
+               {"line", safe.line},
+               {"read_to", {{"offset", s->next.offset}, {"line", s->next.line}}},
+               {"floor", ClockAt(*s, safe).first},
+               {"ticked", ClockAt(*s, safe).second},
+               {"seq", s->seq},
+               {"ended", s->ended},
+               {"transient", s->spec.transient},
+               {"reported", reported}};
+    // What the restart cannot read again from the safe position: the
+    // parser's streams and the engine's stage matches before it.
+    if (!s->ended) {
+      js["parser"] = json::parse(s->parser->SaveState(safe.line));
+      js["engine"] = json::parse(s->engine->SaveState(safe.line));
+    }
+    jsources.push_back(std::move(js));
   }
   json jdeployments = json::array();
   for (const auto& [name, d] : deployments) {
@@ -786,8 +795,9 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
   }
   struct SourceState {
     SourceSpec spec;
-    SourcePosition safe;
+    SourcePosition safe, read_to;
     int64_t floor, ticked;
+    std::string parser, engine;  // their SaveState() texts; empty in older checkpoints
     uint64_t seq;
     bool ended;
     std::set<std::pair<uint64_t, std::string>> reported;
@@ -799,6 +809,13 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     r.spec.deployment = js.at("deployment").get<std::string>();
     r.spec.labels = js.at("labels").get<std::map<std::string, std::string>>();
     r.safe = {js.at("offset").get<uint64_t>(), js.at("line").get<uint64_t>()};
+    r.read_to = r.safe;
+    if (js.contains("read_to")) {
+      r.read_to = {js.at("read_to").at("offset").get<uint64_t>(),
+                   js.at("read_to").at("line").get<uint64_t>()};
+    }
+    if (js.contains("parser")) r.parser = js.at("parser").dump();
+    if (js.contains("engine")) r.engine = js.at("engine").dump();
     r.floor = js.at("floor").get<int64_t>();
     r.ticked = js.at("ticked").get<int64_t>();
     r.seq = js.at("seq").get<uint64_t>();
@@ -877,7 +894,17 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
       s.tap.reset();
       s.ended = true;
     } else {
+      if (!r.parser.empty()) {
+        if (Status st = s.parser->RestoreState(r.parser); !st.ok()) return st;
+      }
+      if (!r.engine.empty()) {
+        if (Status st = s.engine->RestoreState(r.engine, s.parser->workers()); !st.ok()) return st;
+      }
       s.parser->Seek(s.next.offset, s.next.line);
+      s.parser->CountAsRereadUntil(r.read_to.line);
+      if (r.read_to.offset > r.safe.offset) {
+        events.RereadAtRestore(s.spec.name, r.read_to.offset - r.safe.offset);
+      }
     }
   }
   for (HeldState& hs : read_held) {

@@ -15,6 +15,8 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "fingerprintd/rules.h"
@@ -69,6 +71,7 @@ struct Stream {
   // sigquit from a child process") reports that exception.
   std::optional<ExceptionBlock> last_root;
   uint64_t last_root_line = 0;
+  SourcePosition last_root_from;  // the traceback's first line
 
   RuleState& StateFor(uint32_t rule, size_t stage_count) {
     for (RuleState& s : rules) {
@@ -141,7 +144,8 @@ struct RuleEngine::Impl {
     Traceback tb;
   };
   std::optional<LastException> last_exception;
-  bool unfiltered = false;  // patterns without atoms: run on every line
+  bool unfiltered = false;   // patterns without atoms: run on every line
+  uint64_t latest_line = 0;  // the last line seen (LowestNeeded)
   // No dated stage match expires before the floor passes this (the earliest
   // time_us + maxspan + kStageClockSkewUs): until then a tick has nothing to
   // forget, and the matches, kept for a day, are not visited on every tick.
@@ -240,6 +244,7 @@ struct RuleEngine::Impl {
   }
 
   void OnRecord(const LogRecord& record) {
+    latest_line = std::max(latest_line, record.line_number);
     Stream* stream = StreamFor(record.worker);
     if (stream == nullptr) return;
     if (last_exception) NoteHealthy(record);
@@ -497,7 +502,9 @@ struct RuleEngine::Impl {
     if (has_root) {
       stream->last_root = *root;
       stream->last_root_line = tb.last_line;
+      stream->last_root_from = {tb.first_offset, tb.first_line == 0 ? 0 : tb.first_line - 1};
     }
+    latest_line = std::max(latest_line, tb.last_line);
     // The input's last exception so far; a rule that hits it explains it. A
     // traceback cut before its exception line leaves the last one in place.
     if (has_root) last_exception.reset();
@@ -558,24 +565,111 @@ struct RuleEngine::Impl {
     return out;
   }
 
-  // What a restart must read again to rebuild this state: symptoms still
-  // waiting, and stage matches a later symptom may still use (within the
-  // rule's maxspan of now_us, or undated).
-  void LowestNeeded(int64_t now_us, SourcePosition* pos) const {
+  // See RuleEngine::LowestNeeded. Stage matches are not here: SaveState
+  // keeps them.
+  void LowestNeeded(SourcePosition* pos) const {
     for (const Stream& stream : streams) {
       for (const Pending& p : stream.pending) {
         pos->LowerTo({p.symptom.offset, p.symptom.line - 1});
       }
+      if (stream.last_root && latest_line < stream.last_root_line + kCarriedExceptionLines) {
+        pos->LowerTo(stream.last_root_from);
+      }
+    }
+    if (!carry.text.empty()) pos->LowerTo({carry.offset, carry.line - 1});
+    if (!tail.empty())
+      pos->LowerTo({tail.front().record.offset, tail.front().record.line_number - 1});
+    if (last_exception) {
+      const Traceback& tb = last_exception->tb;
+      pos->LowerTo({tb.first_offset, tb.first_line == 0 ? 0 : tb.first_line - 1});
+    }
+  }
+
+  std::string SaveState(uint64_t safe_line) const {
+    using nlohmann::json;
+    json jstreams = json::array();
+    for (size_t i = 0; i < streams.size(); ++i) {
+      const Stream& stream = streams[i];
+      if (!stream.seen) continue;
+      json jrules = json::array();
       for (const RuleState& state : stream.rules) {
         const Rule& rule = rules->rules()[state.rule];
+        json jstages = json::object();
+        for (size_t st = 0; st < state.stages.size(); ++st) {
+          const std::optional<StageMatch>& m = state.stages[st];
+          if (!m || m->line > safe_line) continue;
+          jstages[rule.stages[st].id] = {{"line", m->line},
+                                         {"offset", m->offset},
+                                         {"time", m->time_us},
+                                         {"text", m->text},
+                                         {"time_read", m->time_read}};
+        }
+        if (!jstages.empty()) jrules.push_back({{"rule", rule.id}, {"stages", jstages}});
+      }
+      jstreams.push_back({{"worker", i}, {"rank", stream.rank}, {"rules", jrules}});
+    }
+    return json{{"streams", jstreams}}.dump();
+  }
+
+  Status RestoreState(const std::string& text, const parse::WorkerTable& table) {
+    using nlohmann::json;
+    if (!streams.empty()) {
+      return FailedPreconditionError("engine state: restore into an engine already fed");
+    }
+    std::map<std::string_view, uint32_t> rule_index;
+    for (uint32_t r = 0; r < rules->rules().size(); ++r) rule_index[rules->rules()[r].id] = r;
+    std::vector<Stream> read(std::min<size_t>(table.size(), options.max_streams));
+    size_t dropped = 0;
+    try {
+      const json js = json::parse(text);
+      for (const json& jstream : js.at("streams")) {
+        const size_t id = jstream.at("worker").get<size_t>();
+        if (id >= read.size()) continue;  // a stream the parser did not keep
+        Stream& stream = read[id];
+        stream.seen = true;
+        stream.rank = jstream.at("rank").get<int32_t>();
+        for (const json& jrule : jstream.at("rules")) {
+          auto r = rule_index.find(jrule.at("rule").get<std::string>());
+          const json& jstages = jrule.at("stages");
+          if (r == rule_index.end()) {
+            dropped += jstages.size();
+            continue;
+          }
+          const Rule& rule = rules->rules()[r->second];
+          RuleState& state = stream.StateFor(r->second, rule.stages.size());
+          for (const auto& [stage_id, jm] : jstages.items()) {
+            auto stage = std::find_if(rule.stages.begin(), rule.stages.end(),
+                                      [&](const Stage& st) { return st.id == stage_id; });
+            if (stage == rule.stages.end()) {
+              ++dropped;
+              continue;
+            }
+            state.stages[stage - rule.stages.begin()] =
+                StageMatch{jm.at("line").get<uint64_t>(), jm.at("offset").get<uint64_t>(),
+                           jm.at("time").get<int64_t>(), jm.at("text").get<std::string>(),
+                           jm.at("time_read").get<bool>()};
+          }
+        }
+      }
+    } catch (const json::exception& e) {
+      return DataLossError(std::string("engine state: ") + e.what());
+    }
+    streams = std::move(read);
+    workers.assign(streams.size(), nullptr);
+    for (size_t i = 0; i < streams.size(); ++i) {
+      if (streams[i].seen) workers[i] = &table.Get(static_cast<uint32_t>(i));
+    }
+    for (size_t i = 0; i < dropped; ++i) events.StateEvicted(Evicted::kStageMatch);
+    for (const Stream& stream : streams) {
+      for (const RuleState& state : stream.rules) {
         for (const std::optional<StageMatch>& m : state.stages) {
-          if (!m) continue;
-          if (m->time_us == 0 || now_us == 0 || now_us - m->time_us <= rule.maxspan_us) {
-            pos->LowerTo({m->offset, m->line - 1});
+          if (m && m->time_us != 0) {
+            next_expiry_us = std::min(next_expiry_us, m->time_us + KeptFor(state.rule));
           }
         }
       }
     }
+    return OkStatus();
   }
 
   // The parser forgot the stream (its slot goes to another process): its
@@ -754,8 +848,10 @@ RuleEngine::~RuleEngine() = default;
 void RuleEngine::OnRecord(const LogRecord& record) { impl_->OnRecord(record); }
 void RuleEngine::OnTraceback(const Traceback& traceback) { impl_->OnTraceback(traceback); }
 void RuleEngine::Tick(int64_t now_us) { impl_->Tick(now_us); }
-void RuleEngine::LowestNeeded(int64_t now_us, SourcePosition* pos) const {
-  impl_->LowestNeeded(now_us, pos);
+void RuleEngine::LowestNeeded(SourcePosition* pos) const { impl_->LowestNeeded(pos); }
+std::string RuleEngine::SaveState(uint64_t safe_line) const { return impl_->SaveState(safe_line); }
+Status RuleEngine::RestoreState(const std::string& state, const parse::WorkerTable& workers) {
+  return impl_->RestoreState(state, workers);
 }
 void RuleEngine::OnStreamForgotten(const WorkerInfo& worker) { impl_->Forget(worker); }
 void RuleEngine::ForgetExpiredStages(int64_t floor_us) { impl_->ForgetExpiredStages(floor_us); }

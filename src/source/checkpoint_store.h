@@ -14,7 +14,10 @@
 //
 // `safe` is Pipeline::SafePosition(): the earliest line the pipeline still
 // needs, so a restart re-reads from there and the restored pipeline state
-// keeps what was already reported from being reported twice. `pieces` are the
+// keeps what was already reported from being reported twice. The pipeline
+// state keeps what earlier lines taught it (streams, ranks, stage matches),
+// so `safe` is the end of the last line processed unless a failure is still
+// being decided (an open traceback, a symptom waiting for it). `pieces` are the
 // files of the stream from the one holding `safe` on (see source/tailer.h);
 // a piece's optional `released` (release_read_bytes) is the file offset below
 // which its disk blocks may have been released: its head may read as zeros,

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "fingerprintd/pipeline.h"
+#include "testing/counting_events.h"
 #include "testing/fixture_streams.h"
 #include "testing/replay_harness.h"
 
@@ -74,9 +75,10 @@ class Session {
   Pipeline& pipeline() { return pipeline_; }
   Pipeline::SourceId id(size_t s) const { return ids_[s]; }
   correlate::LatestIncidents& sink() { return sink_; }
+  const testing::CountingEvents& events() const { return events_; }
 
  private:
-  NullPipelineEvents events_;
+  testing::CountingEvents events_;
   correlate::LatestIncidents sink_;
   Pipeline pipeline_;
   std::vector<Pipeline::SourceId> ids_;
@@ -159,6 +161,67 @@ TEST(LiveRestoreTest, ARestoredSourceQuietUntilItsFirstLineDoesNotCloseTheRestor
   const size_t from = after.pipeline().NextPosition(after.id(0)).line;
   for (size_t line = from; line < streams[0].lines.size(); ++line) after.Feed(streams, 0, line);
   after.pipeline().Finish();
+  const auto incidents = after.sink().Sorted();
+  ASSERT_EQ(incidents.size(), 1u) << Jsonl(incidents);
+  EXPECT_EQ(incidents[0].affected, 2) << Jsonl(incidents);
+}
+
+// Issue 29: a restart re-read up to a rule's maxspan (30 minutes) of log,
+// because the stage matches a later symptom may use were not in the
+// checkpoint. They are now: a cut after the weights loaded, with nothing
+// waiting, reads nothing again, and the failure after the restart is still
+// confirmed by the stages seen before it.
+TEST(RestartCostTest, ARestartAfterTheEarlierStagesReadsNothingAgainAndStillConfirmsTheSequence) {
+  const auto streams = ReadStreams("vllm_tp2_unknown_sf.log");
+  const size_t lines = streams[0].lines.size();
+  Session uncut(streams);
+  for (size_t line = 0; line < lines; ++line) uncut.Feed(streams, 0, line);
+  uncut.pipeline().Finish();
+  const std::string expected = Jsonl(uncut.sink().Sorted());
+  ASSERT_NE(expected.find("\"confirmed\""), std::string::npos) << expected;
+
+  // Line 66 is rank 1's "Loading weights took"; the failure starts at 68.
+  Session before(streams);
+  for (size_t line = 0; line < 66; ++line) before.Feed(streams, 0, line);
+  before.pipeline().Advance(0);
+  EXPECT_EQ(before.pipeline().SafePosition(before.id(0)),
+            before.pipeline().NextPosition(before.id(0)));
+  const std::string state = before.pipeline().SaveState();
+
+  Session after(streams);
+  ASSERT_TRUE(after.pipeline().RestoreState(state).ok());
+  EXPECT_EQ(after.pipeline().NextPosition(after.id(0)).line, 66u);
+  EXPECT_EQ(after.events().bytes_to_reread, 0u);
+  for (size_t line = 66; line < lines; ++line) after.Feed(streams, 0, line);
+  after.pipeline().Finish();
+  EXPECT_EQ(Jsonl(after.sink().Sorted()), expected);
+  EXPECT_EQ(before.events().lines_read + after.events().lines_read, lines);
+  EXPECT_EQ(after.events().lines_reread, 0u);
+}
+
+// A cut inside a traceback reads the lines of the waiting failure again
+// (from its first line), and counts them as read again, not as read: the
+// lines_total of both runs together is the file's line count.
+TEST(RestartCostTest, ACutInsideATracebackRereadsItsLinesAndCountsThemOnce) {
+  const auto streams = ReadStreams("vllm_tp2_unknown_sf.log");
+  const size_t lines = streams[0].lines.size();
+  Session before(streams);
+  for (size_t line = 0; line < 73; ++line) before.Feed(streams, 0, line);
+  before.pipeline().Advance(0);
+  const SourcePosition safe = before.pipeline().SafePosition(before.id(0));
+  const SourcePosition next = before.pipeline().NextPosition(before.id(0));
+  ASSERT_LT(safe.line, next.line);
+  EXPECT_GE(safe.line, 67u);  // the symptom "WorkerProc failed to start." (line 68) on
+  const std::string state = before.pipeline().SaveState();
+
+  Session after(streams);
+  ASSERT_TRUE(after.pipeline().RestoreState(state).ok());
+  EXPECT_EQ(after.events().bytes_to_reread, next.offset - safe.offset);
+  for (size_t line = safe.line; line < lines; ++line) after.Feed(streams, 0, line);
+  after.pipeline().Finish();
+  EXPECT_EQ(after.events().lines_reread, next.line - safe.line);
+  EXPECT_EQ(after.events().bytes_reread, next.offset - safe.offset);
+  EXPECT_EQ(before.events().lines_read + after.events().lines_read, lines);
   const auto incidents = after.sink().Sorted();
   ASSERT_EQ(incidents.size(), 1u) << Jsonl(incidents);
   EXPECT_EQ(incidents[0].affected, 2) << Jsonl(incidents);

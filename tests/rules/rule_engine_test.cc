@@ -11,6 +11,7 @@ namespace fingerprintd::rules {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr int64_t kSecond = 1'000'000;
@@ -101,6 +102,8 @@ class RuleEngineTest : public ::testing::Test {
                  bool whole = true) {
     fingerprintd::Traceback tb;
     tb.worker = &worker_;
+    tb.first_line = line_ + 1;
+    tb.first_offset = 100 * tb.first_line;
     ExceptionBlock block;
     block.has_header = whole;
     for (auto& [file, function] : frames) block.frames.push_back(Frame{file, 1, function, ""});
@@ -113,6 +116,7 @@ class RuleEngineTest : public ::testing::Test {
            LineKind::kFrame);
     }
     Line(Level::kError, type + ": " + message, t, LineKind::kException);
+    tb.last_line = line_;
     engine_.OnTraceback(tb);
   }
 
@@ -378,8 +382,9 @@ TEST_F(RuleEngineTest, AStreamIsQuietOnlyOnceSeenWithNothingWaiting) {
 TEST_F(RuleEngineTest, ExpiredStagesAreForgottenAndNoLongerNeeded) {
   Line(Level::kInfo, "Loading weights took 12.3 seconds", kT0);
   SourcePosition pos{1000, 10};
-  engine_.LowestNeeded(kT0 + kSecond, &pos);
-  EXPECT_EQ(pos.line, 0u);  // the stage may still complete a sequence
+  engine_.LowestNeeded(&pos);
+  EXPECT_EQ(pos.line, 10u);  // a restart need not read the stage again: SaveState keeps it
+  EXPECT_THAT(engine_.SaveState(pos.line), HasSubstr("Loading weights took 12.3 seconds"));
   // Within maxspan plus a day of clock skew it is kept: a symptom dated
   // behind the floor may still use it.
   engine_.ForgetExpiredStages(kT0 + 20 * 3600 * kSecond);
@@ -400,8 +405,10 @@ TEST_F(RuleEngineTest, AStageOlderThanMaxspanAndADayIsDropped) {
   ASSERT_EQ(hits_.hits.size(), 1u);
   EXPECT_EQ(hits_.hits[0].confidence, Confidence::kPartial);
   SourcePosition pos{1000, 10};
-  engine_.LowestNeeded(kT0, &pos);
-  EXPECT_EQ(pos.line, 3u);  // the symptom's line (4) is still held, not the stage's (1)
+  engine_.LowestNeeded(&pos);
+  // The traceback (from line 2) is held while a catch-all symptom printed
+  // just after it may still report its exception; the stage (line 1) is not.
+  EXPECT_EQ(pos.line, 1u);
 }
 
 // Ticks skip the stage matches until the earliest can expire; a match dated

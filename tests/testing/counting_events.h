@@ -36,6 +36,11 @@ class CountingEvents final : public PipelineEvents {
   void FileRotated() override { ++rotations; }
   void FileTruncated() override { ++truncations; }
   void StateEvicted(Evicted what) override { ++evicted[static_cast<size_t>(what)]; }
+  void LineReread(std::string_view, uint64_t bytes) override {
+    ++lines_reread;
+    bytes_reread += bytes;
+  }
+  void RereadAtRestore(std::string_view, uint64_t bytes) override { bytes_to_reread += bytes; }
 
   uint64_t Dropped(DropReason reason) const { return dropped[static_cast<size_t>(reason)]; }
   uint64_t Guessed(TimeFallback fallback) const { return guessed[static_cast<size_t>(fallback)]; }
@@ -43,6 +48,9 @@ class CountingEvents final : public PipelineEvents {
 
   uint64_t lines_read = 0;
   uint64_t bytes_read = 0;
+  uint64_t lines_reread = 0;
+  uint64_t bytes_reread = 0;
+  uint64_t bytes_to_reread = 0;  // announced at restores
   std::string last_source;
   std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> dropped{};
   std::array<uint64_t, static_cast<size_t>(TimeFallback::kCount)> guessed{};

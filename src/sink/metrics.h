@@ -6,9 +6,14 @@
 //   metrics.SetRulesLoaded(rules->rules().size());
 //   std::string body = metrics.Serialize(now_us);   // GET /metrics, text format 0.0.4
 //
-// As PipelineEvents it counts lines and bytes per source, drops by reason,
-// rule matches by rule and stage, incidents opened by rule/class/severity,
-// rotations, truncations and evictions by what. As an IncidentSink it keeps
+// As PipelineEvents it counts lines and bytes per source, each line of a source
+// once: a line read again after a restart or a reload (LineReread) goes to
+// fingerprintd_lines_reread_total{source} instead, and the bytes each restore
+// left to read again to fingerprintd_restart_reread_bytes_total (no source
+// label: it moves once per restore, and the daemon's log names each source;
+// TakeRestoreRereads()). It also counts drops by reason, rule matches by rule
+// and stage, incidents opened by rule/class/severity, rotations, truncations
+// and evictions by what. As an IncidentSink it keeps
 // fingerprintd_worker_failures{deployment,rule,class,rank} at 1 while that
 // rank belongs to an open (opened or updated) incident and sets it back to 0
 // when the incident closes, so Prometheus can sum it across sidecars (a
@@ -44,6 +49,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
@@ -72,6 +79,12 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void FileRotated() override;
   void FileTruncated() override;
   void StateEvicted(Evicted what) override;
+  void LineReread(std::string_view source, uint64_t bytes) override;
+  void RereadAtRestore(std::string_view source, uint64_t bytes) override;
+
+  // What RereadAtRestore() heard since the last call, for the daemon's log
+  // after a restore: each source with bytes to read again (> 0), in order.
+  std::vector<std::pair<std::string, uint64_t>> TakeRestoreRereads();
 
   // IncidentSink: fingerprintd_worker_failures.
   void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override;
@@ -113,6 +126,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
 
   // Totals, for the daemon's own log line at exit.
   uint64_t lines() const { return lines_; }
+  uint64_t lines_reread() const { return lines_reread_; }
   uint64_t bytes() const { return bytes_; }
   uint64_t dropped() const { return dropped_lines_; }
   uint64_t rotations() const { return static_cast<uint64_t>(rotations_.Value()); }
@@ -123,12 +137,14 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   struct SourceCounters {
     prometheus::Counter* lines;
     prometheus::Counter* bytes;
+    prometheus::Counter* reread = nullptr;  // at the first LineReread: sockets never have one
   };
   struct StringHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  SourceCounters& ForSource(std::string_view source);
+  // The source's entry: its label (the source, or "_other" past the cap) and counters.
+  std::pair<const std::string, SourceCounters>& ForSource(std::string_view source);
   // `value`, or "_other" once `seen` holds kMaxLabelValues others (counted).
   std::string Bounded(std::set<std::string>& seen, const std::string& value, const char* label);
 
@@ -141,6 +157,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Family<prometheus::Counter>& rule_matches_;
   prometheus::Family<prometheus::Counter>& lines_total_;
   prometheus::Family<prometheus::Counter>& bytes_total_;
+  prometheus::Family<prometheus::Counter>& lines_reread_total_;
   prometheus::Family<prometheus::Counter>& dropped_;
   prometheus::Family<prometheus::Counter>& time_guessed_;
   prometheus::Family<prometheus::Counter>& evictions_;
@@ -155,12 +172,14 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Counter& release_failures_;
   prometheus::Counter& release_over_bound_;
   prometheus::Counter& retained_bytes_evicted_;
+  prometheus::Counter& restart_reread_bytes_;
 
   prometheus::Family<prometheus::Counter>* source_errors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* globs_matched_ = nullptr;
   prometheus::Family<prometheus::Counter>* files_opened_ = nullptr;
 
   std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
+  std::vector<std::pair<std::string, uint64_t>> restore_rereads_;  // until taken
   std::set<std::string> deployments_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
   // Ranks each incident holds at 1: (deployment, rule, class, rank) labels.
@@ -169,7 +188,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::map<std::string, prometheus::Gauge*> expected_;
   std::map<prometheus::Gauge*, int> holders_;  // open incidents holding each gauge at 1
   int64_t checkpoint_at_us_ = 0;
-  uint64_t lines_ = 0, bytes_ = 0, dropped_lines_ = 0, released_ = 0;
+  uint64_t lines_ = 0, lines_reread_ = 0, bytes_ = 0, dropped_lines_ = 0, released_ = 0;
 };
 
 }  // namespace fingerprintd::sink

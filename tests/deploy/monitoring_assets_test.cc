@@ -78,6 +78,8 @@ std::set<std::string> ExportedFamilies() {
   metrics.FileRotated();
   metrics.FileTruncated();
   metrics.StateEvicted(Evicted::kAlert);
+  metrics.LineReread("/logs/0.log", 1);
+  metrics.RereadAtRestore("/logs/0.log", 1);
   auto rules = EmbeddedRules();
   correlate::Incident incident;
   incident.incident_id = "inc";

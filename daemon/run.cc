@@ -439,18 +439,22 @@ class Daemon {
     });
   }
 
-  // Open streams by type, and /readyz: not ready while a source cannot be read.
+  // Open streams by type, each tailed file's read lag (measured now), and
+  // /readyz: not ready while a source cannot be read.
   void ReportSources() {
     if (!serving_ || !engine_) return;
     std::map<std::string_view, size_t> open;
+    std::vector<std::pair<std::string, uint64_t>> lags;
     std::string problems;
     for (auto& source : engine_->sources) {
       open[source->Type()] += source->OpenStreams();
+      source->AppendLags(&lags);
       for (const std::string& problem : source->Problems()) {
         problems += (problems.empty() ? "" : "; ") + problem;
       }
     }
     for (const auto& [type, count] : open) metrics_.SetSourcesOpen(type, count);
+    metrics_.SetSourceLags(lags);
     api_.SetReady(problems.empty(), problems);
   }
 

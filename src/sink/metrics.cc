@@ -58,6 +58,11 @@ Metrics::Metrics(std::string_view version)
                               .Help("Lines read again after a restart or a reload (counted once "
                                     "in fingerprintd_lines_total already), by source")
                               .Register(*registry_)),
+      source_lag_(BuildGauge()
+                      .Name("fingerprintd_source_lag_bytes")
+                      .Help("Bytes of a tailed file on disk not read yet (its size less the "
+                            "position read), by source")
+                      .Register(*registry_)),
       dropped_(BuildCounter()
                    .Name("fingerprintd_lines_dropped_total")
                    .Help("Lines (or parts of lines) not processed as they were, by reason")
@@ -320,6 +325,42 @@ void Metrics::BytesUnread(std::string_view reason) {
 
 void Metrics::SetSourcesOpen(std::string_view type, size_t open) {
   sources_open_.Add({{"type", std::string(type)}}).Set(static_cast<double>(open));
+}
+
+void Metrics::SetSourceLags(const std::vector<std::pair<std::string, uint64_t>>& lags) {
+  // Label -> bytes: the sources that had a series first, so a new one cannot
+  // take the place of one a dashboard already follows.
+  std::map<std::string, double, std::less<>> next;
+  size_t kept = 0;
+  for (const auto& [source, bytes] : lags) {
+    if (source != kOther && lags_.count(source)) {
+      next[source] = static_cast<double>(bytes);
+      ++kept;
+    }
+  }
+  size_t room = kMaxLabelValues > kept ? kMaxLabelValues - kept : 0;
+  for (const auto& [source, bytes] : lags) {
+    if (next.count(source)) continue;
+    if (room > 0 && source != kOther) {
+      next[source] = static_cast<double>(bytes);
+      --room;
+    } else {
+      next[kOther] += static_cast<double>(bytes);
+    }
+  }
+  for (auto it = lags_.begin(); it != lags_.end();) {
+    if (next.count(it->first)) {
+      ++it;
+      continue;
+    }
+    source_lag_.Remove(it->second);
+    it = lags_.erase(it);
+  }
+  for (const auto& [label, bytes] : next) {
+    auto it = lags_.find(label);
+    if (it == lags_.end()) it = lags_.emplace(label, &source_lag_.Add({{"source", label}})).first;
+    it->second->Set(bytes);
+  }
 }
 
 namespace {

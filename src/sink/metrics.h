@@ -22,14 +22,16 @@
 // fingerprintd_incident_expected_workers{deployment,rule} is the incident's
 // expected worker count while it is open, so an alert can compare the two.
 // The daemon reports the rest itself (rules loaded, reload failures,
-// checkpoint times and failures, open sources, bytes of tailed files released
+// checkpoint times and failures, open sources, each tailed file's read lag
+// (fingerprintd_source_lag_bytes{source}), bytes of tailed files released
 // from disk and releases refused or over their bound, the HTTP server's
 // counters: fingerprintd_http_requests_total{outcome}; tailed sources that
 // cannot be read, the files each glob matches, where files were opened).
 //
 // Label values are bounded: sources and deployments beyond kMaxLabelValues
 // distinct values are counted under "_other" (and in
-// fingerprintd_label_overflow_total{label}); rule, stage, class, severity,
+// fingerprintd_label_overflow_total{label}); lag series beyond kMaxLabelValues
+// at once are summed under "_other"; rule, stage, class, severity,
 // reason and what come from the rule pack or from enums. No log text is ever
 // a label value.
 //
@@ -106,6 +108,12 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void RetainedBytesEvicted();
   // Streams being read now (tailed files, connections' streams), by source type.
   void SetSourcesOpen(std::string_view type, size_t open);
+  // fingerprintd_source_lag_bytes{source}: the read lag of every tailed file
+  // now (source::Tailer::Lags(): bytes on disk not read yet). Replaces the
+  // last call's: a source missing from `lags` (its file closed, its stream
+  // ended) loses its series. Sources past kMaxLabelValues series (those that
+  // had one keep it) are summed under "_other".
+  void SetSourceLags(const std::vector<std::pair<std::string, uint64_t>>& lags);
   // Tailed sources (daemon/file_source.h): an attempt to read a source that
   // failed (fingerprintd_source_errors_total{reason}, reasons of
   // source/source_health.h), the files each glob matched
@@ -158,6 +166,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Family<prometheus::Counter>& lines_total_;
   prometheus::Family<prometheus::Counter>& bytes_total_;
   prometheus::Family<prometheus::Counter>& lines_reread_total_;
+  prometheus::Family<prometheus::Gauge>& source_lag_;
   prometheus::Family<prometheus::Counter>& dropped_;
   prometheus::Family<prometheus::Counter>& time_guessed_;
   prometheus::Family<prometheus::Counter>& evictions_;
@@ -179,6 +188,8 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Family<prometheus::Counter>* files_opened_ = nullptr;
 
   std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
+  // fingerprintd_source_lag_bytes series set by the last SetSourceLags, by label.
+  std::map<std::string, prometheus::Gauge*, std::less<>> lags_;
   std::vector<std::pair<std::string, uint64_t>> restore_rereads_;  // until taken
   std::set<std::string> deployments_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;

@@ -112,6 +112,34 @@ TEST(MetricsTest, ARestoreCountsTheBytesLeftToReadAgainAndHandsEachSourceToTheLo
   EXPECT_TRUE(metrics.TakeRestoreRereads().empty());
 }
 
+TEST(MetricsTest, TheLagOfATailedFileIsItsLastValueAndGoesAwayWhenTheFileCloses) {
+  Metrics metrics("1");
+  metrics.SetSourceLags({{"/logs/0.log", 300}, {"/logs/1.log", 0}});
+  std::string text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/0.log\"} 300\n"));
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/1.log\"} 0\n"));
+  metrics.SetSourceLags({{"/logs/0.log", 0}});  // 1.log ended
+  text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/0.log\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("/logs/1.log")));
+  metrics.SetSourceLags({});
+  EXPECT_THAT(metrics.Serialize(0), Not(HasSubstr("fingerprintd_source_lag_bytes{")));
+}
+
+TEST(MetricsTest, LagsPastTheCapAreSummedUnderOtherAndTheFirstSourcesKeepTheirSeries) {
+  Metrics metrics("1");
+  std::vector<std::pair<std::string, uint64_t>> lags;
+  for (size_t i = 0; i < kMaxLabelValues; ++i) lags.emplace_back("/logs/" + std::to_string(i), 1);
+  metrics.SetSourceLags(lags);
+  // Two new files ahead of the others: the cap is full, they go under _other.
+  lags.insert(lags.begin(), {{"/new/a", 5}, {"/new/b", 7}});
+  metrics.SetSourceLags(lags);
+  std::string text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"_other\"} 12\n"));
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/0\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("/new/a")));
+}
+
 TEST(MetricsTest, CheckpointAgeCountsFromTheLastSave) {
   Metrics metrics("1");
   EXPECT_THAT(metrics.Serialize(5'000'000), HasSubstr("fingerprintd_checkpoint_age_seconds 0\n"));

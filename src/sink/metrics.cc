@@ -196,7 +196,8 @@ std::pair<const std::string, Metrics::SourceCounters>& Metrics::ForSource(std::s
     if (auto it = sources_.find(label); it != sources_.end()) return *it;
   }
   SourceCounters counters{&lines_total_.Add({{"source", label}}),
-                          &bytes_total_.Add({{"source", label}})};
+                          &bytes_total_.Add({{"source", label}}),
+                          &lines_reread_total_.Add({{"source", label}})};
   return *sources_.emplace(label, counters).first;
 }
 
@@ -209,9 +210,7 @@ void Metrics::LineRead(std::string_view source, uint64_t bytes) {
 }
 
 void Metrics::LineReread(std::string_view source, uint64_t /*bytes*/) {
-  auto& [label, c] = ForSource(source);
-  if (c.reread == nullptr) c.reread = &lines_reread_total_.Add({{"source", label}});
-  c.reread->Increment();
+  ForSource(source).second.reread->Increment();
   ++lines_reread_;
 }
 

@@ -145,7 +145,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   struct SourceCounters {
     prometheus::Counter* lines;
     prometheus::Counter* bytes;
-    prometheus::Counter* reread = nullptr;  // at the first LineReread: sockets never have one
+    prometheus::Counter* reread = nullptr;  // at 0 from the start, so rate() sees a 0 first
   };
   struct StringHash {
     using is_transparent = void;

@@ -280,6 +280,10 @@ void FileSource::OnDeleted(const std::string& stream, bool read_on) {
   }
 }
 
+void FileSource::AppendLags(std::vector<std::pair<std::string, uint64_t>>* out) const {
+  for (auto& lag : tailer_->Lags()) out->push_back(std::move(lag));
+}
+
 std::vector<std::string> FileSource::Problems() const {
   std::vector<std::string> out;
   for (const source::SourceProblem& problem : tailer_->Problems()) {

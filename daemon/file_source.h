@@ -21,7 +21,8 @@
 // (fingerprintd_source_errors_total{reason}), so its rate stays above 0
 // while the problem lasts. Bytes that
 // could not be read (truncated or deleted before they were) are logged and
-// counted in fingerprintd_lines_dropped_total{reason}.
+// counted in fingerprintd_lines_dropped_total{reason}. Each open file's read
+// lag (source::Tailer::Lags()) is measured when the daemon asks, at a scrape.
 //
 // Threading: the daemon's io_context thread.
 #pragma once
@@ -76,6 +77,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
   void CheckpointCommitted() override;
   std::string_view Type() const override { return "file"; }
   size_t OpenStreams() const override { return tailer_->OpenFiles(); }
+  void AppendLags(std::vector<std::pair<std::string, uint64_t>>* out) const override;
   std::vector<std::string> Problems() const override;
 
   // When the daemon first ran (the checkpoint's); before Start().

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fingerprintd/pipeline.h"
@@ -40,6 +41,9 @@ class LiveSource {
   virtual std::string_view Type() const = 0;
   // Streams being read now (files open, connections' streams).
   virtual size_t OpenStreams() const = 0;
+  // Each tailed file's read lag now, bytes on disk not read yet
+  // (fingerprintd_source_lag_bytes); a socket has none.
+  virtual void AppendLags(std::vector<std::pair<std::string, uint64_t>>* /*out*/) const {}
   // What keeps it from reading what it should, one line each ("PATH: reason
   // (detail)"); empty when healthy. /readyz names them.
   virtual std::vector<std::string> Problems() const { return {}; }

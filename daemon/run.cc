@@ -227,9 +227,11 @@ class Daemon {
                  config_.incidents_path == "-" ? "stdout" : config_.incidents_path);
     if (Status s = SdNotify("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
     io_.run();
-    spdlog::info("stopped: {} lines, {} bytes, {} rotation(s), {} truncation(s), {} dropped",
-                 metrics_.lines(), metrics_.bytes(), metrics_.rotations(), metrics_.truncations(),
-                 metrics_.dropped());
+    spdlog::info(
+        "stopped: {} lines, {} bytes, {} rotation(s), {} truncation(s), {} dropped, {} line(s) "
+        "read again",
+        metrics_.lines(), metrics_.bytes(), metrics_.rotations(), metrics_.truncations(),
+        metrics_.dropped(), metrics_.lines_reread());
     return kExitOk;
   }
 
@@ -289,16 +291,31 @@ class Daemon {
       }
       RegisterRestoredSocketStreams(checkpoint->pipeline_state);
       if (Status s = engine_->pipeline->RestoreState(checkpoint->pipeline_state); !s.ok()) {
+        metrics_.TakeRestoreRereads();  // not restored: nothing is read again from there
         metrics_.CheckpointFailed();
         spdlog::warn("checkpoint state not restored ({}); starting from start_at", s.message());
         return StartEngine(nullptr);
       }
       fanout_.ReportRestored(*engine_->pipeline);
+      LogRestoreRereads();
     }
     for (auto& source : engine_->sources) {
       if (Status s = source->Start(); !s.ok()) return s;
     }
     return OkStatus();
+  }
+
+  // What the restore left to read again (Pipeline::RestoreState reports it
+  // through PipelineEvents::RereadAtRestore, counted in
+  // fingerprintd_restart_reread_bytes_total): a line per source, and the total.
+  void LogRestoreRereads() {
+    uint64_t total = 0;
+    const std::vector<std::pair<std::string, uint64_t>> rereads = metrics_.TakeRestoreRereads();
+    for (const auto& [source, bytes] : rereads) {
+      spdlog::info("restore: {} reads {} bytes again", source, bytes);
+      total += bytes;
+    }
+    spdlog::info("restore: {} bytes of {} source(s) read again", total, rereads.size());
   }
 
   // Socket streams never resume, but the saved state names them, and a client
@@ -350,11 +367,13 @@ class Daemon {
     return checkpoint;
   }
 
-  // Lines, rotations and truncations seen so far: when this has not moved and
-  // no incident was written, the state is the last checkpoint's (an older
-  // checkpoint stays a valid place to resume from), so it is not rebuilt.
+  // Lines (read again after a restore included), rotations and truncations
+  // seen so far: when this has not moved and no incident was written, the
+  // state is the last checkpoint's (an older checkpoint stays a valid place to
+  // resume from), so it is not rebuilt.
   uint64_t Activity() const {
-    return metrics_.lines() + metrics_.rotations() + metrics_.truncations();
+    return metrics_.lines() + metrics_.lines_reread() + metrics_.rotations() +
+           metrics_.truncations();
   }
 
   void SaveCheckpoint(bool force = false) {
@@ -420,18 +439,22 @@ class Daemon {
     });
   }
 
-  // Open streams by type, and /readyz: not ready while a source cannot be read.
+  // Open streams by type, each tailed file's read lag (measured now), and
+  // /readyz: not ready while a source cannot be read.
   void ReportSources() {
     if (!serving_ || !engine_) return;
     std::map<std::string_view, size_t> open;
+    std::vector<std::pair<std::string, uint64_t>> lags;
     std::string problems;
     for (auto& source : engine_->sources) {
       open[source->Type()] += source->OpenStreams();
+      source->AppendLags(&lags);
       for (const std::string& problem : source->Problems()) {
         problems += (problems.empty() ? "" : "; ") + problem;
       }
     }
     for (const auto& [type, count] : open) metrics_.SetSourcesOpen(type, count);
+    metrics_.SetSourceLags(lags);
     api_.SetReady(problems.empty(), problems);
   }
 

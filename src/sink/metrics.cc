@@ -4,6 +4,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "fingerprintd/rules.h"
 
@@ -52,6 +53,16 @@ Metrics::Metrics(std::string_view version)
                        .Name("fingerprintd_bytes_total")
                        .Help("Bytes read (with the newline), by source")
                        .Register(*registry_)),
+      lines_reread_total_(BuildCounter()
+                              .Name("fingerprintd_lines_reread_total")
+                              .Help("Lines read again after a restart or a reload (counted once "
+                                    "in fingerprintd_lines_total already), by source")
+                              .Register(*registry_)),
+      source_lag_(BuildGauge()
+                      .Name("fingerprintd_source_lag_bytes")
+                      .Help("Bytes of a tailed file on disk not read yet (its size less the "
+                            "position read), by source")
+                      .Register(*registry_)),
       dropped_(BuildCounter()
                    .Name("fingerprintd_lines_dropped_total")
                    .Help("Lines (or parts of lines) not processed as they were, by reason")
@@ -116,7 +127,13 @@ Metrics::Metrics(std::string_view version)
                                     "max_retained_bytes on disk (written faster than read)")
                               .Register(*registry_)
                               .Add({})),
-      retained_bytes_evicted_(evictions_.Add({{"what", "retained_bytes"}})) {
+      retained_bytes_evicted_(evictions_.Add({{"what", "retained_bytes"}})),
+      restart_reread_bytes_(BuildCounter()
+                                .Name("fingerprintd_restart_reread_bytes_total")
+                                .Help("Bytes a restore from a checkpoint (a restart, a SIGHUP "
+                                      "reload) left to read again")
+                                .Register(*registry_)
+                                .Add({})) {
   BuildGauge()
       .Name("fingerprintd_build_info")
       .Help("Build information; always 1")
@@ -170,25 +187,41 @@ std::string Metrics::Bounded(std::set<std::string>& seen, const std::string& val
   return value;
 }
 
-Metrics::SourceCounters& Metrics::ForSource(std::string_view source) {
-  if (auto it = sources_.find(source); it != sources_.end()) return it->second;
+std::pair<const std::string, Metrics::SourceCounters>& Metrics::ForSource(std::string_view source) {
+  if (auto it = sources_.find(source); it != sources_.end()) return *it;
   std::string label(source);
   if (sources_.size() >= kMaxLabelValues) {
     label_overflow_.Add({{"label", "source"}}).Increment();
     label = kOther;
-    if (auto it = sources_.find(label); it != sources_.end()) return it->second;
+    if (auto it = sources_.find(label); it != sources_.end()) return *it;
   }
   SourceCounters counters{&lines_total_.Add({{"source", label}}),
-                          &bytes_total_.Add({{"source", label}})};
-  return sources_.emplace(label, counters).first->second;
+                          &bytes_total_.Add({{"source", label}}),
+                          &lines_reread_total_.Add({{"source", label}})};
+  return *sources_.emplace(label, counters).first;
 }
 
 void Metrics::LineRead(std::string_view source, uint64_t bytes) {
-  SourceCounters& c = ForSource(source);
+  SourceCounters& c = ForSource(source).second;
   c.lines->Increment();
   c.bytes->Increment(static_cast<double>(bytes));
   ++lines_;
   bytes_ += bytes;
+}
+
+void Metrics::LineReread(std::string_view source, uint64_t /*bytes*/) {
+  ForSource(source).second.reread->Increment();
+  ++lines_reread_;
+}
+
+void Metrics::RereadAtRestore(std::string_view source, uint64_t bytes) {
+  if (bytes == 0) return;
+  restart_reread_bytes_.Increment(static_cast<double>(bytes));
+  restore_rereads_.emplace_back(std::string(source), bytes);
+}
+
+std::vector<std::pair<std::string, uint64_t>> Metrics::TakeRestoreRereads() {
+  return std::exchange(restore_rereads_, {});
 }
 
 void Metrics::LineDropped(DropReason reason) {
@@ -291,6 +324,42 @@ void Metrics::BytesUnread(std::string_view reason) {
 
 void Metrics::SetSourcesOpen(std::string_view type, size_t open) {
   sources_open_.Add({{"type", std::string(type)}}).Set(static_cast<double>(open));
+}
+
+void Metrics::SetSourceLags(const std::vector<std::pair<std::string, uint64_t>>& lags) {
+  // Label -> bytes: the sources that had a series first, so a new one cannot
+  // take the place of one a dashboard already follows.
+  std::map<std::string, double, std::less<>> next;
+  size_t kept = 0;
+  for (const auto& [source, bytes] : lags) {
+    if (source != kOther && lags_.count(source)) {
+      next[source] = static_cast<double>(bytes);
+      ++kept;
+    }
+  }
+  size_t room = kMaxLabelValues > kept ? kMaxLabelValues - kept : 0;
+  for (const auto& [source, bytes] : lags) {
+    if (next.count(source)) continue;
+    if (room > 0 && source != kOther) {
+      next[source] = static_cast<double>(bytes);
+      --room;
+    } else {
+      next[kOther] += static_cast<double>(bytes);
+    }
+  }
+  for (auto it = lags_.begin(); it != lags_.end();) {
+    if (next.count(it->first)) {
+      ++it;
+      continue;
+    }
+    source_lag_.Remove(it->second);
+    it = lags_.erase(it);
+  }
+  for (const auto& [label, bytes] : next) {
+    auto it = lags_.find(label);
+    if (it == lags_.end()) it = lags_.emplace(label, &source_lag_.Add({{"source", label}})).first;
+    it->second->Set(bytes);
+  }
 }
 
 namespace {

@@ -6,9 +6,14 @@
 //   metrics.SetRulesLoaded(rules->rules().size());
 //   std::string body = metrics.Serialize(now_us);   // GET /metrics, text format 0.0.4
 //
-// As PipelineEvents it counts lines and bytes per source, drops by reason,
-// rule matches by rule and stage, incidents opened by rule/class/severity,
-// rotations, truncations and evictions by what. As an IncidentSink it keeps
+// As PipelineEvents it counts lines and bytes per source, each line of a source
+// once: a line read again after a restart or a reload (LineReread) goes to
+// fingerprintd_lines_reread_total{source} instead, and the bytes each restore
+// left to read again to fingerprintd_restart_reread_bytes_total (no source
+// label: it moves once per restore, and the daemon's log names each source;
+// TakeRestoreRereads()). It also counts drops by reason, rule matches by rule
+// and stage, incidents opened by rule/class/severity, rotations, truncations
+// and evictions by what. As an IncidentSink it keeps
 // fingerprintd_worker_failures{deployment,rule,class,rank} at 1 while that
 // rank belongs to an open (opened or updated) incident and sets it back to 0
 // when the incident closes, so Prometheus can sum it across sidecars (a
@@ -17,14 +22,16 @@
 // fingerprintd_incident_expected_workers{deployment,rule} is the incident's
 // expected worker count while it is open, so an alert can compare the two.
 // The daemon reports the rest itself (rules loaded, reload failures,
-// checkpoint times and failures, open sources, bytes of tailed files released
+// checkpoint times and failures, open sources, each tailed file's read lag
+// (fingerprintd_source_lag_bytes{source}), bytes of tailed files released
 // from disk and releases refused or over their bound, the HTTP server's
 // counters: fingerprintd_http_requests_total{outcome}; tailed sources that
 // cannot be read, the files each glob matches, where files were opened).
 //
 // Label values are bounded: sources and deployments beyond kMaxLabelValues
 // distinct values are counted under "_other" (and in
-// fingerprintd_label_overflow_total{label}); rule, stage, class, severity,
+// fingerprintd_label_overflow_total{label}); lag series beyond kMaxLabelValues
+// at once are summed under "_other"; rule, stage, class, severity,
 // reason and what come from the rule pack or from enums. No log text is ever
 // a label value.
 //
@@ -44,6 +51,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
@@ -72,6 +81,12 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void FileRotated() override;
   void FileTruncated() override;
   void StateEvicted(Evicted what) override;
+  void LineReread(std::string_view source, uint64_t bytes) override;
+  void RereadAtRestore(std::string_view source, uint64_t bytes) override;
+
+  // What RereadAtRestore() heard since the last call, for the daemon's log
+  // after a restore: each source with bytes to read again (> 0), in order.
+  std::vector<std::pair<std::string, uint64_t>> TakeRestoreRereads();
 
   // IncidentSink: fingerprintd_worker_failures.
   void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override;
@@ -93,6 +108,12 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void RetainedBytesEvicted();
   // Streams being read now (tailed files, connections' streams), by source type.
   void SetSourcesOpen(std::string_view type, size_t open);
+  // fingerprintd_source_lag_bytes{source}: the read lag of every tailed file
+  // now (source::Tailer::Lags(): bytes on disk not read yet). Replaces the
+  // last call's: a source missing from `lags` (its file closed, its stream
+  // ended) loses its series. Sources past kMaxLabelValues series (those that
+  // had one keep it) are summed under "_other".
+  void SetSourceLags(const std::vector<std::pair<std::string, uint64_t>>& lags);
   // Tailed sources (daemon/file_source.h): an attempt to read a source that
   // failed (fingerprintd_source_errors_total{reason}, reasons of
   // source/source_health.h), the files each glob matched
@@ -113,6 +134,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
 
   // Totals, for the daemon's own log line at exit.
   uint64_t lines() const { return lines_; }
+  uint64_t lines_reread() const { return lines_reread_; }
   uint64_t bytes() const { return bytes_; }
   uint64_t dropped() const { return dropped_lines_; }
   uint64_t rotations() const { return static_cast<uint64_t>(rotations_.Value()); }
@@ -123,12 +145,14 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   struct SourceCounters {
     prometheus::Counter* lines;
     prometheus::Counter* bytes;
+    prometheus::Counter* reread = nullptr;  // at 0 from the start, so rate() sees a 0 first
   };
   struct StringHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  SourceCounters& ForSource(std::string_view source);
+  // The source's entry: its label (the source, or "_other" past the cap) and counters.
+  std::pair<const std::string, SourceCounters>& ForSource(std::string_view source);
   // `value`, or "_other" once `seen` holds kMaxLabelValues others (counted).
   std::string Bounded(std::set<std::string>& seen, const std::string& value, const char* label);
 
@@ -141,6 +165,8 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Family<prometheus::Counter>& rule_matches_;
   prometheus::Family<prometheus::Counter>& lines_total_;
   prometheus::Family<prometheus::Counter>& bytes_total_;
+  prometheus::Family<prometheus::Counter>& lines_reread_total_;
+  prometheus::Family<prometheus::Gauge>& source_lag_;
   prometheus::Family<prometheus::Counter>& dropped_;
   prometheus::Family<prometheus::Counter>& time_guessed_;
   prometheus::Family<prometheus::Counter>& evictions_;
@@ -155,12 +181,16 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Counter& release_failures_;
   prometheus::Counter& release_over_bound_;
   prometheus::Counter& retained_bytes_evicted_;
+  prometheus::Counter& restart_reread_bytes_;
 
   prometheus::Family<prometheus::Counter>* source_errors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* globs_matched_ = nullptr;
   prometheus::Family<prometheus::Counter>* files_opened_ = nullptr;
 
   std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
+  // fingerprintd_source_lag_bytes series set by the last SetSourceLags, by label.
+  std::map<std::string, prometheus::Gauge*, std::less<>> lags_;
+  std::vector<std::pair<std::string, uint64_t>> restore_rereads_;  // until taken
   std::set<std::string> deployments_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
   // Ranks each incident holds at 1: (deployment, rule, class, rank) labels.
@@ -169,7 +199,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::map<std::string, prometheus::Gauge*> expected_;
   std::map<prometheus::Gauge*, int> holders_;  // open incidents holding each gauge at 1
   int64_t checkpoint_at_us_ = 0;
-  uint64_t lines_ = 0, bytes_ = 0, dropped_lines_ = 0, released_ = 0;
+  uint64_t lines_ = 0, lines_reread_ = 0, bytes_ = 0, dropped_lines_ = 0, released_ = 0;
 };
 
 }  // namespace fingerprintd::sink

@@ -572,6 +572,44 @@ size_t Tailer::OpenFiles() const {
   return open;
 }
 
+namespace {
+
+// What of `file` is on disk and not read yet.
+uint64_t UnreadBytes(int fd, uint64_t read_offset, uint64_t end_limit) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return 0;
+  const uint64_t size = std::min(static_cast<uint64_t>(st.st_size), end_limit);
+  // Shrunk below what was read: truncated, and the next poll reads it from byte 0.
+  return size < read_offset ? size : size - read_offset;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, uint64_t>> Tailer::Lags() const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const auto& [path, stream] : streams_) {
+    const OpenFile* file = stream->current.get();
+    if (file == nullptr) continue;
+    uint64_t lag = UnreadBytes(file->fd, file->read_offset, file->end_limit);
+    for (const std::unique_ptr<OpenFile>& waiting : stream->queued) {
+      lag += UnreadBytes(waiting->fd, waiting->read_offset, waiting->end_limit);
+    }
+    // A file at the path that is none of these: rotated in, not switched to yet.
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        !open_inodes_.count({st.st_dev, st.st_ino})) {
+      bool queued = false;
+      for (const std::unique_ptr<OpenFile>& waiting : stream->queued) {
+        queued = queued || (waiting->identity.device == static_cast<uint64_t>(st.st_dev) &&
+                            waiting->identity.inode == static_cast<uint64_t>(st.st_ino));
+      }
+      if (!queued) lag += static_cast<uint64_t>(st.st_size);
+    }
+    out.emplace_back(path, lag);
+  }
+  return out;
+}
+
 std::vector<std::string> Tailer::Streams() const {
   std::vector<std::string> out;
   for (const auto& [path, stream] : streams_) out.push_back(path);

@@ -125,6 +125,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fingerprintd/pipeline_events.h"
@@ -302,6 +303,15 @@ class Tailer {
   std::vector<std::string> Streams() const;
   // Streams with a file open now (a deleted one read on included).
   size_t OpenFiles() const;
+  // Each stream with a file open and its read lag: the bytes on disk it has
+  // not read yet. That is the open file's size now less the position read
+  // (what the file holds once truncated below it; up to where a resumed
+  // piece ended), the same for the files queued behind it at a restore, and
+  // the size of a file that replaced it at its path and is not read yet. One
+  // fstat per open file and one stat per path, made by this call: a tailer
+  // that stopped reading while its files grow shows a lag that grows. A line
+  // read but not complete yet (no '\n') is read: a caught-up stream is at 0.
+  std::vector<std::pair<std::string, uint64_t>> Lags() const;
   // What cannot be read now (source_health.h).
   std::vector<SourceProblem> Problems() const { return health_.Problems(); }
   // Each glob (as given, made absolute) and the files it matched at the last Rescan.

@@ -78,6 +78,8 @@ std::set<std::string> ExportedFamilies() {
   metrics.FileRotated();
   metrics.FileTruncated();
   metrics.StateEvicted(Evicted::kAlert);
+  metrics.LineReread("/logs/0.log", 1);
+  metrics.RereadAtRestore("/logs/0.log", 1);
   auto rules = EmbeddedRules();
   correlate::Incident incident;
   incident.incident_id = "inc";
@@ -90,6 +92,7 @@ std::set<std::string> ExportedFamilies() {
   metrics.CheckpointSaved(1);
   metrics.CheckpointFailed();
   metrics.SetSourcesOpen("file", 1);
+  metrics.SetSourceLags({{"/logs/0.log", 1}});
   metrics.SetGlobMatched("/logs/*.log", 1);
   metrics.SourceError("no_match");
   metrics.FileOpened("end");
@@ -153,7 +156,7 @@ TEST(MonitoringAssetsTest, EveryMetricTheAlertsNameIsOneTheDaemonExports) {
       ++named;
     }
   }
-  EXPECT_GE(named, 5u);  // worker_failures, sources_open, lines, reload failures, evictions
+  EXPECT_GE(named, 5u);  // worker_failures, source_lag, reload failures, evictions, ...
 }
 
 TEST(MonitoringAssetsTest, EveryDashboardQueryUsesOnlyMetricsTheDaemonExports) {

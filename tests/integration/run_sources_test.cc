@@ -165,5 +165,26 @@ TEST_F(RunSourcesTest, DeleteAndRecreateMidTracebackGivesOneIncidentOfTwoWorkers
   EXPECT_FALSE(StderrHas("ended (deleted")) << Stderr();
 }
 
+// Issue 29: a stall is a file growing while nothing is read, not a quiet
+// log. A daemon that does not read (no inotify, a poll an hour) shows on
+// /metrics the bytes written since; a reload reads them and the lag is 0.
+TEST_F(RunSourcesTest, BytesWrittenAndNotReadShowAsTheFilesLagUntilTheyAreRead) {
+  Append("w.log", Slice(lines_, 0, 10));
+  auto daemon = RunFixture::StartWithConfig("tailer: {inotify: false, poll_interval: 1h}\n");
+  const std::string lag =
+      "fingerprintd_source_lag_bytes{source=\"" + (dir_ / "logs" / "w.log").string() + "\"}";
+  ASSERT_TRUE(WaitFor([&] { return HttpPort() != 0 && Sample(lag) == 0; })) << Stderr();
+  const std::string more = Slice(lines_, 10, 20);
+  Append("w.log", more);
+  EXPECT_TRUE(WaitFor([&] { return Sample(lag) == static_cast<double>(more.size()); }))
+      << Sample(lag) << "\n"
+      << Stderr();
+  daemon->Signal(SIGHUP);  // the engine is rebuilt: its file source reads to the end
+  EXPECT_TRUE(WaitFor([&] { return Sample(lag) == 0; })) << Sample(lag) << "\n" << Stderr();
+  EXPECT_TRUE(StderrHas(" source(s) read again")) << Stderr();  // the restore's total
+  EXPECT_EQ(Sample("fingerprintd_source_lag_bytes{source=\"_other\"}"), -1);
+  Stop(daemon);
+}
+
 }  // namespace
 }  // namespace fingerprintd::testing

@@ -71,6 +71,76 @@ TEST(MetricsTest, SourcesPastTheCapAreCountedUnderOther) {
   EXPECT_EQ(metrics.lines(), kMaxLabelValues + 5);
 }
 
+// Issue 29: lines_total counted the lines a restart read again (329 for 228
+// written), so it could not show whether a line was lost or doubled.
+TEST(MetricsTest, ALineReadAgainMovesLinesRereadAndNotLinesTotal) {
+  Metrics metrics("1");
+  metrics.LineRead("/logs/0.log", 10);
+  metrics.LineReread("/logs/0.log", 10);
+  metrics.LineReread("/logs/0.log", 12);
+  std::string text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr("fingerprintd_lines_total{source=\"/logs/0.log\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("fingerprintd_bytes_total{source=\"/logs/0.log\"} 10\n"));
+  EXPECT_THAT(text, HasSubstr("fingerprintd_lines_reread_total{source=\"/logs/0.log\"} 2\n"));
+  EXPECT_EQ(metrics.lines(), 1u);
+  EXPECT_EQ(metrics.lines_reread(), 2u);
+}
+
+TEST(MetricsTest, ASourceNeverReadAgainHasItsRereadSeriesAtZero) {
+  Metrics metrics("1");
+  metrics.LineRead("tcp:0.0.0.0:5170#0", 10);  // a socket stream never resumes
+  EXPECT_THAT(metrics.Serialize(0),
+              HasSubstr("fingerprintd_lines_reread_total{source=\"tcp:0.0.0.0:5170#0\"} 0\n"));
+}
+
+TEST(MetricsTest, RereadsOfSourcesPastTheCapAreCountedUnderOther) {
+  Metrics metrics("1");
+  for (size_t i = 0; i < kMaxLabelValues; ++i) metrics.LineRead(std::to_string(i), 1);
+  metrics.LineReread("one more", 1);
+  EXPECT_THAT(metrics.Serialize(0),
+              HasSubstr("fingerprintd_lines_reread_total{source=\"_other\"} 1\n"));
+}
+
+TEST(MetricsTest, ARestoreCountsTheBytesLeftToReadAgainAndHandsEachSourceToTheLogOnce) {
+  Metrics metrics("1");
+  EXPECT_THAT(metrics.Serialize(0), HasSubstr("fingerprintd_restart_reread_bytes_total 0\n"));
+  metrics.RereadAtRestore("/logs/0.log", 4096);
+  metrics.RereadAtRestore("/logs/1.log", 0);  // resumes where it stopped
+  metrics.RereadAtRestore("/logs/2.log", 100);
+  EXPECT_THAT(metrics.Serialize(0), HasSubstr("fingerprintd_restart_reread_bytes_total 4196\n"));
+  using Rereads = std::vector<std::pair<std::string, uint64_t>>;
+  EXPECT_EQ(metrics.TakeRestoreRereads(), (Rereads{{"/logs/0.log", 4096}, {"/logs/2.log", 100}}));
+  EXPECT_TRUE(metrics.TakeRestoreRereads().empty());
+}
+
+TEST(MetricsTest, TheLagOfATailedFileIsItsLastValueAndGoesAwayWhenTheFileCloses) {
+  Metrics metrics("1");
+  metrics.SetSourceLags({{"/logs/0.log", 300}, {"/logs/1.log", 0}});
+  std::string text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/0.log\"} 300\n"));
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/1.log\"} 0\n"));
+  metrics.SetSourceLags({{"/logs/0.log", 0}});  // 1.log ended
+  text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/0.log\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("/logs/1.log")));
+  metrics.SetSourceLags({});
+  EXPECT_THAT(metrics.Serialize(0), Not(HasSubstr("fingerprintd_source_lag_bytes{")));
+}
+
+TEST(MetricsTest, LagsPastTheCapAreSummedUnderOtherAndTheFirstSourcesKeepTheirSeries) {
+  Metrics metrics("1");
+  std::vector<std::pair<std::string, uint64_t>> lags;
+  for (size_t i = 0; i < kMaxLabelValues; ++i) lags.emplace_back("/logs/" + std::to_string(i), 1);
+  metrics.SetSourceLags(lags);
+  // Two new files ahead of the others: the cap is full, they go under _other.
+  lags.insert(lags.begin(), {{"/new/a", 5}, {"/new/b", 7}});
+  metrics.SetSourceLags(lags);
+  std::string text = metrics.Serialize(0);
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"_other\"} 12\n"));
+  EXPECT_THAT(text, HasSubstr("fingerprintd_source_lag_bytes{source=\"/logs/0\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("/new/a")));
+}
+
 TEST(MetricsTest, CheckpointAgeCountsFromTheLastSave) {
   Metrics metrics("1");
   EXPECT_THAT(metrics.Serialize(5'000'000), HasSubstr("fingerprintd_checkpoint_age_seconds 0\n"));

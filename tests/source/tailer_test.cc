@@ -335,6 +335,65 @@ TEST_F(TailerTest, ABusyFileIsReadInBudgetedSlices) {
   EXPECT_EQ(client_.lines.size(), 50u);
 }
 
+// fingerprintd_source_lag_bytes: what is on disk and not read yet (issue 29).
+TEST_F(TailerTest, TheLagIsTheFileSizeLessWhatWasReadAndZeroOnceCaughtUp) {
+  options_.max_read_per_call = 1024;
+  options_.read_chunk_bytes = 512;
+  std::string line(99, 'y');
+  for (int i = 0; i < 50; ++i) Append("0.log", line + "\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);  // one slice of the 5,000 bytes
+  ASSERT_TRUE(tailer->HasMoreToRead());
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{5000 - 1024}}));
+  for (int i = 0; i < 10 && tailer->HasMoreToRead(); ++i) tailer->Poll(now_);
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{0}}));
+}
+
+TEST_F(TailerTest, TheLagGrowsWithTheFileWhileTheTailerDoesNotRead) {
+  Append("0.log", "first\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{0}}));
+  Append("0.log", "second\n");  // written, not polled: a stalled daemon
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{7}}));
+  Append("0.log", "third\n");
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{13}}));
+  tailer->Poll(now_);
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{0}}));
+}
+
+TEST_F(TailerTest, ALineWithoutItsNewlineYetIsReadAndNoLag) {
+  Append("0.log", "complete\npartial");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("complete"));
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{0}}));
+}
+
+TEST_F(TailerTest, AFileRotatedInAndNotReadYetIsLag) {
+  Append("0.log", "old\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  fs::rename(Path("0.log"), Path("0.log.1"));
+  Append("0.log", "new file\n");  // not polled yet
+  Append("0.log.1", "late\n");    // the old file's last write, not read yet either
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{9 + 5}}));
+  tailer->Poll(now_);
+  EXPECT_THAT(client_.Texts(), ElementsAre("old", "late", "new file"));
+  EXPECT_THAT(tailer->Lags(), ElementsAre(std::pair{Path("0.log"), uint64_t{0}}));
+}
+
+TEST_F(TailerTest, AStreamWhoseFileWasDeletedAndClosedHasNoLag) {
+  Append("0.log", "only\n");
+  auto tailer = MakeTailer("0.log");
+  tailer->Rescan(now_);
+  fs::remove(Path("0.log"));
+  tailer->Poll(now_);  // read to its end and closed: nobody writes it (or, without
+  tailer->Poll(now_ + options_.deleted_grace_us);  // leases, nothing was written for the grace)
+  EXPECT_EQ(tailer->OpenFiles(), 0u);
+  EXPECT_TRUE(tailer->Lags().empty());
+}
+
 TEST_F(TailerTest, IdentityTellsAReusedInodeFromTheSameFile) {
   Append("0.log", "original head\n");
   int fd = ::open(Path("0.log").c_str(), O_RDONLY);

@@ -265,8 +265,9 @@ def latency(a):
     logs = [f"{a.dir}/lat/w.log"] if a.shape == "pod" else [f"{a.dir}/lat/w0.log",
                                                              f"{a.dir}/lat/w1.log"]
     jsonl = f"{a.dir}/lat.jsonl"
-    if os.path.exists(jsonl):
-        os.remove(jsonl)
+    for p in (jsonl, f"{a.dir}/lat.err"):  # one daemon's port and stderr per run
+        if os.path.exists(p):
+            os.remove(p)
     with open(a.golden, "rb") as f:
         golden = f.read().splitlines(keepends=True)
     last = next(i for i in range(len(golden) - 1, -1, -1)

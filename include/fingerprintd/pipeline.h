@@ -104,8 +104,9 @@ class Pipeline {
     int64_t idle_source_after_us = 1'000'000;
     // The same for a source read as it is written (SourceSpec::read_as_written).
     // Only a grace for a line written just after another source's, with an
-    // earlier time (a second-resolution timestamp, a runtime's write delay):
-    // the last worker's failure waits this long for a quiet worker's file.
+    // earlier time (a second-resolution timestamp, a runtime's write delay).
+    // It bounds the latency with one file per worker: the ranks' hits share a
+    // second, so one waits until the other's file was quiet for this long.
     int64_t caught_up_after_us = 200'000;
     // Live: an event waits at most this long (wall time) for slower sources.
     int64_t max_hold_us = 10'000'000;

@@ -92,10 +92,10 @@ int64_t LastLineToIncident(TwoFiles& live, const PerWorker& log, std::string* id
 }
 
 // Issue 29: with one file per worker the 2/2 incident came 1,036 ms (p50)
-// after rank 1's last line, against 37 ms with both ranks in one file: rank
-// 1's hit waited out rank 0's file, quiet since its own failure, for the
-// 1 s idle threshold. A tailed file has nothing unread once it was quiet for
-// a tick, so it holds only for caught_up_after_us.
+// after rank 1's last line, against 37 ms with both ranks in one file: the
+// two ranks' hits share a second, so each waited for the other's file to be
+// quiet for the 1 s idle threshold. A tailed file has nothing unread once it
+// was quiet for a tick, so it holds only for caught_up_after_us.
 TEST(LiveLatencyTest, TheLastWorkersFailureIsNotHeldASecondForTheOtherWorkersQuietFile) {
   const PerWorker log = ReadPerWorker();
   ASSERT_GT(log.last, 0u);

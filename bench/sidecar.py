@@ -11,8 +11,11 @@ Three measurements of `fingerprintd run` (the real binary, files in a scratch di
               /proc/PID/task/*/schedstat (ns, so 0.1% of a core over 30 s = 30 ms is well above
               the resolution); RSS too.
   latency     --episodes TP=2 target failures (tests/golden/vllm_tp2_unknown_sf.log, times moved
-              10 min apart so each is its own incident) appended to one file: everything up to rank
-              1's exception line, then that line alone (t0, after write() returned), then the rest.
+              10 min apart so each is its own incident) appended to the log: everything up to rank
+              1's exception line, then (--gap s later) that line alone (t0, after write() returned),
+              then the rest. --shape pod: one file for both ranks (a pod with TP=2); --shape worker:
+              one file per worker, as a DaemonSet's pods write them (rank 1's lines, `Worker_TP1`
+              and `[rank1]`, to w1.log, all else to w0.log, each in the golden's order).
               t1 = when the 2/2 incident line is in the JSONL file (polled every 0.5 ms). p50/p99
               of t1 - t0; then --cold more episodes whose last line comes after --quiet s of silence
               (the daemon on its quiet cadence), reported as their max.
@@ -237,10 +240,32 @@ def metric_sum(port, prefix):
                if line.startswith(prefix))
 
 
+def rank_of(line):
+    """--shape worker: the file (0 or 1) a golden line goes to."""
+    return 1 if b"Worker_TP1" in line or line.startswith(b"[rank1]") else 0
+
+
+def write_lines(fds, lines):
+    """Writes `lines` in order, one write() per run of lines for the same file."""
+    run, run_fd = [], None
+    for line in lines:
+        fd = fds[rank_of(line)] if len(fds) > 1 else fds[0]
+        if fd != run_fd and run:
+            os.write(run_fd, b"".join(run))
+            run = []
+        run_fd = fd
+        run.append(line)
+    if run:
+        os.write(run_fd, b"".join(run))
+
+
 def latency(a):
-    os.makedirs(f"{a.dir}/lat", exist_ok=True)
-    log, jsonl = f"{a.dir}/lat/w.log", f"{a.dir}/lat.jsonl"
-    for p in (log, jsonl):
+    subprocess.run(["rm", "-rf", f"{a.dir}/lat"], check=True)
+    os.makedirs(f"{a.dir}/lat")
+    logs = [f"{a.dir}/lat/w.log"] if a.shape == "pod" else [f"{a.dir}/lat/w0.log",
+                                                             f"{a.dir}/lat/w1.log"]
+    jsonl = f"{a.dir}/lat.jsonl"
+    for p in (jsonl, f"{a.dir}/lat.err"):  # one daemon's port and stderr per run
         if os.path.exists(p):
             os.remove(p)
     with open(a.golden, "rb") as f:
@@ -261,18 +286,18 @@ def latency(a):
     incident_metric = f'fingerprintd_incidents_total{{class="hardware_support",rule="{rule}"'
     samples, cold, match_ms, incident_ms = [], [], [], []
     seen = 0
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fds = [os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) for log in logs]
     try:
         for k in range(a.episodes + a.cold):
             ep = shifted(golden, base + k * 600, year)
-            os.write(fd, b"".join(ep[:last]))
+            write_lines(fds, ep[:last])
             if k < a.episodes:
                 time.sleep(a.gap)  # the lines before reach the daemon first, as in a real log
             else:
                 time.sleep(a.quiet)  # silence: the daemon goes to its quiet cadence
             matches0 = metric_sum(port, match_metric)
             incidents0 = metric_sum(port, incident_metric)
-            os.write(fd, ep[last])
+            write_lines(fds, [ep[last]])
             t0 = time.monotonic()
             deadline = t0 + 10
             found = False
@@ -305,26 +330,29 @@ def latency(a):
             if k < a.episodes and t_match is not None and t_incident is not None:
                 match_ms.append((t_match - t0) * 1000)
                 incident_ms.append((t_incident - t0) * 1000)
-            os.write(fd, b"".join(ep[last + 1:]))
+            write_lines(fds, ep[last + 1:])
     finally:
-        os.close(fd)
+        for fd in fds:
+            os.close(fd)
         daemon.stop()
     rows = [json.loads(r) for r in open(jsonl, "rb").read().splitlines()]
     ids = {r["incident_id"] for r in rows if r["rule"] == "deepgemm-unknown-sf-transformation"}
-    print(f"latency_episodes {len(samples)}")
-    print(f"latency_distinct_incidents {len(ids)}")
-    print(f"latency_p50_ms {percentile(samples, 50):.1f}")
-    print(f"latency_p99_ms {percentile(samples, 99):.1f}")
-    print(f"latency_max_ms {max(samples):.1f}")
-    print(f"latency_min_ms {min(samples):.1f}")
-    print(f"metrics_episodes {len(match_ms)}")
-    print(f"metrics_match_p50_ms {percentile(match_ms, 50):.1f}")
-    print(f"metrics_match_p99_ms {percentile(match_ms, 99):.1f}")
-    print(f"metrics_incident_p50_ms {percentile(incident_ms, 50):.1f}")
-    print(f"metrics_incident_p99_ms {percentile(incident_ms, 99):.1f}")
+    # Keys of --shape pod as before; --shape worker's carry `_worker`.
+    lat, met = ("latency", "metrics") if a.shape == "pod" else ("latency_worker", "metrics_worker")
+    print(f"{lat}_episodes {len(samples)}")
+    print(f"{lat}_distinct_incidents {len(ids)}")
+    print(f"{lat}_p50_ms {percentile(samples, 50):.1f}")
+    print(f"{lat}_p99_ms {percentile(samples, 99):.1f}")
+    print(f"{lat}_max_ms {max(samples):.1f}")
+    print(f"{lat}_min_ms {min(samples):.1f}")
+    print(f"{met}_episodes {len(match_ms)}")
+    print(f"{met}_match_p50_ms {percentile(match_ms, 50):.1f}")
+    print(f"{met}_match_p99_ms {percentile(match_ms, 99):.1f}")
+    print(f"{met}_incident_p50_ms {percentile(incident_ms, 50):.1f}")
+    print(f"{met}_incident_p99_ms {percentile(incident_ms, 99):.1f}")
     if cold:
-        print(f"latency_after_quiet_episodes {len(cold)}")
-        print(f"latency_after_quiet_max_ms {max(cold):.1f}")
+        print(f"{lat}_after_quiet_episodes {len(cold)}")
+        print(f"{lat}_after_quiet_max_ms {max(cold):.1f}")
 
 
 def main():
@@ -340,6 +368,8 @@ def main():
     p.add_argument("--settle", type=float, default=15)
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--gap", type=float, default=0.2)
+    p.add_argument("--shape", choices=["pod", "worker"], default="pod",
+                   help="latency: one file for both ranks (pod) or one file per worker")
     p.add_argument("--cold", type=int, default=5,
                    help="latency: extra episodes, each after --quiet s of silence")
     p.add_argument("--quiet", type=float, default=12)

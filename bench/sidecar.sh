@@ -3,7 +3,8 @@
 #   1. RSS and CPU of `fingerprintd run` tailing one file written at 10 MB/s;
 #   2. idle CPU (and RSS) with 1,000 quiet files: must be inotify, not polling;
 #   3. latency from the last expected worker's traceback line being written to
-#      its incident line in the JSONL file, p50/p99 over 100 episodes.
+#      its incident line in the JSONL file, p50/p99/max over 100 episodes, with
+#      one file per pod (both ranks in one file) and one file per worker.
 #      The same episodes on GET /metrics: the line counted by
 #      fingerprintd_rule_matches_total, and the incident by fingerprintd_incidents_total.
 # Targets: RSS <= 32 MB, idle CPU <= 0.1% of a core, latency p99 <= 500 ms to
@@ -12,6 +13,7 @@
 #   bench/sidecar.sh                 # all three (about 2 minutes)
 #   bench/sidecar.sh latency idle    # some of them
 #   BIN=build-x/fingerprintd RATE_MB=10 SECONDS_=30 FILES=1000 EPISODES=100 bench/sidecar.sh
+#   GAP=0.02 SHAPES=worker bench/sidecar.sh latency   # the last line 20 ms after the rest
 #
 # Scratch files go to /tmp/fingerprintd-sidecar (deleted at the end unless
 # KEEP=1). The binary is copied there first, so a concurrent rebuild cannot
@@ -26,6 +28,8 @@ RATE_MB=${RATE_MB:-10}
 SECONDS_=${SECONDS_:-30}
 FILES=${FILES:-1000}
 EPISODES=${EPISODES:-100}
+GAP=${GAP:-0.2}
+SHAPES=${SHAPES:-pod worker}
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(throughput idle latency)
 
@@ -66,9 +70,12 @@ for part in "${parts[@]}"; do
       py idle --files "$FILES" --seconds "$SECONDS_" | tee -a "$out"
       ;;
     latency)
-      echo "== latency: $EPISODES TP=2 episodes, last worker's exception line -> JSONL incident"
-      py latency --golden "$root/tests/golden/vllm_tp2_unknown_sf.log" --episodes "$EPISODES" \
-        | tee -a "$out"
+      for shape in $SHAPES; do
+        echo "== latency: $EPISODES TP=2 episodes, one file per $shape, last worker's" \
+          "exception line ${GAP}s after the rest -> JSONL incident"
+        py latency --golden "$root/tests/golden/vllm_tp2_unknown_sf.log" --episodes "$EPISODES" \
+          --shape "$shape" --gap "$GAP" | tee -a "$out"
+      done
       ;;
     *)
       echo "sidecar.sh: unknown part $part (throughput, idle, latency)" >&2
@@ -95,14 +102,16 @@ fi
 if [ -n "$(val idle_cpu_pct)" ]; then
   echo "idle CPU, $FILES files: $(verdict "$(val idle_cpu_pct)" 0.1 '%'); RSS $(val idle_rss_mib) MiB"
 fi
-if [ -n "$(val latency_p99_ms)" ]; then
-  echo "latency p99: $(verdict "$(val latency_p99_ms)" 500 ' ms'); p50 $(val latency_p50_ms) ms;" \
-    "after 12 s of silence: max $(val latency_after_quiet_max_ms) ms" \
-    "over $(val latency_after_quiet_episodes) episodes"
-fi
-if [ -n "$(val metrics_match_p99_ms)" ]; then
-  echo "GET /metrics, line matched -> counted: p99 $(verdict "$(val metrics_match_p99_ms)" 100 ' ms');" \
-    "p50 $(val metrics_match_p50_ms) ms"
-  echo "GET /metrics, last worker's line -> incident counted: p99" \
-    "$(verdict "$(val metrics_incident_p99_ms)" 100 ' ms'); p50 $(val metrics_incident_p50_ms) ms"
-fi
+for shape in pod worker; do
+  lat=latency met=metrics
+  [ "$shape" = worker ] && lat=latency_worker met=metrics_worker
+  [ -n "$(val ${lat}_p99_ms)" ] || continue
+  echo "latency, one file per $shape, p99: $(verdict "$(val ${lat}_p99_ms)" 500 ' ms');" \
+    "p50 $(val ${lat}_p50_ms) ms, max $(val ${lat}_max_ms) ms;" \
+    "after 12 s of silence: max $(val ${lat}_after_quiet_max_ms) ms" \
+    "over $(val ${lat}_after_quiet_episodes) episodes"
+  echo "GET /metrics ($shape), line matched -> counted: p99" \
+    "$(verdict "$(val ${met}_match_p99_ms)" 100 ' ms'); p50 $(val ${met}_match_p50_ms) ms"
+  echo "GET /metrics ($shape), last worker's line -> incident counted: p99" \
+    "$(verdict "$(val ${met}_incident_p99_ms)" 100 ' ms'); p50 $(val ${met}_incident_p50_ms) ms"
+done

@@ -24,11 +24,14 @@
 //   * replay (Advance(0), no wall clock): every source not yet ended, started
 //     or not: a deployment's second file holds its first file's hits until it
 //     has been read past their time, or ended;
-//   * live (Advance(now)): only sources that received a line within
-//     Options::idle_source_after_us of wall time; a quiet source does not hold
-//     its deployment. An event held longer than Options::max_hold_us (wall
-//     time) is released anyway, out of canonical order if need be, so a
-//     source with a skewed clock delays an incident by at most that.
+//   * live (Advance(now)): only sources that received a line within their
+//     idle threshold of wall time: Options::caught_up_after_us for a source
+//     read as it is written (SourceSpec::read_as_written: a tailed file),
+//     Options::idle_source_after_us for the rest (a socket stream, whose
+//     shipper may batch and reorder); a quiet source does not hold its
+//     deployment. An event held longer than Options::max_hold_us (wall time)
+//     is released anyway, out of canonical order if need be, so a source with
+//     a skewed clock delays an incident by at most that.
 //
 // Safe positions (checkpoints): SafePosition(source) is the earliest line the
 // source's parser and engine still need (a CRI partial, an open traceback, a
@@ -72,6 +75,11 @@ struct SourceSpec {
   // the pipeline remembers is bounded by the sources open at once, however
   // many come and go (pod churn).
   bool transient = false;
+  // Live: whoever feeds the source reads every line as soon as it is written
+  // (a file the daemon tails: inotify, or one poll pass over all its files),
+  // so once it was quiet for a whole Advance interval nothing written to it
+  // before is unread, and it stops holding after Options::caught_up_after_us.
+  bool read_as_written = false;
 };
 
 // Caps on one source's parser state, for every source of a pipeline (the
@@ -94,6 +102,12 @@ class Pipeline {
     // Live: a source that received no line for this long (wall time) stops
     // holding its deployment's watermark.
     int64_t idle_source_after_us = 1'000'000;
+    // The same for a source read as it is written (SourceSpec::read_as_written).
+    // Only a grace for a line written just after another source's, with an
+    // earlier time (a second-resolution timestamp, a runtime's write delay).
+    // It bounds the latency with one file per worker: the ranks' hits share a
+    // second, so one waits until the other's file was quiet for this long.
+    int64_t caught_up_after_us = 200'000;
     // Live: an event waits at most this long (wall time) for slower sources.
     int64_t max_hold_us = 10'000'000;
     // Events held over all deployments; beyond, the oldest are released early

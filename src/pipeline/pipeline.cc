@@ -344,7 +344,9 @@ struct Pipeline::Impl {
   // Whether a source keeps its deployment from releasing events past its floor.
   bool Holds(const Source& s, int64_t wall_now) const {
     if (s.ended) return false;
-    return wall_now == 0 || wall_now - s.last_line_wall <= options.idle_source_after_us;
+    const int64_t idle =
+        s.spec.read_as_written ? options.caught_up_after_us : options.idle_source_after_us;
+    return wall_now == 0 || wall_now - s.last_line_wall <= idle;
   }
 
   void Deliver(Deployment& d, Held& h) {

@@ -7,7 +7,7 @@ SANITIZE_BUILD ?= build-sanitize
 VERSION := $(shell grep -oP '^project.fingerprintd VERSION \K[0-9.]+' CMakeLists.txt)
 
 .PHONY: all deps build daemon demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke \
-	fuzz-build check-real-corpus format-check clean image-base image test-image deb test-deb
+	fuzz-build check-real-corpus check-live-corpus format-check clean image-base image test-image deb test-deb
 
 all: build
 
@@ -51,6 +51,11 @@ test-sanitize: deps $(SANITIZE_BUILD)/CMakeCache.txt
 CORPUS ?= ../shared/corpus/real
 check-real-corpus: build
 	tests/corpus/check_real_logs.sh $(CORPUS) $(BUILD)/fingerprintd
+
+# The same files written into a directory one running daemon tails: each
+# file's incidents (ids included) must be replay's (by hand; CI has none).
+check-live-corpus: daemon
+	tests/corpus/check_live_corpus.sh $(CORPUS) $(BUILD)/fingerprintd
 
 # ThreadSanitizer over the tests that run the real daemon (run, sockets, HTTP,
 # Alertmanager, systemd notify, the Prometheus/Alertmanager end-to-end tests):

@@ -278,12 +278,12 @@ class RuleEngine final : public parse::RecordSink {
   void OnTraceback(const Traceback& traceback) override;
   // Lowers *pos to the earliest line a restart must read again to rebuild
   // what SaveState() does not keep: a symptom waiting for its traceback, a
-  // hard-wrapped line being carried, the input's last words, and the last
-  // traceback while a catch-all symptom may still report its exception.
+  // hard-wrapped line being carried, the input's last words.
   void LowestNeeded(SourcePosition* pos) const;
   // What a restart at a safe position cannot read again: each stream's rank
-  // as last reported and its stage matches at lines up to `safe_line` (those
-  // after it are read again, and would be matched twice). JSON text.
+  // as last reported, its stage matches at lines up to `safe_line` (those
+  // after it are read again, and would be matched twice) and its last root
+  // cause while a catch-all symptom may still report it. JSON text.
   std::string SaveState(uint64_t safe_line) const;
   // Takes SaveState()'s text into an engine not yet fed, for the parser's
   // restored streams (`workers`, by id). A match of a rule or stage no

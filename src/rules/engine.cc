@@ -71,7 +71,6 @@ struct Stream {
   // sigquit from a child process") reports that exception.
   std::optional<ExceptionBlock> last_root;
   uint64_t last_root_line = 0;
-  SourcePosition last_root_from;  // the traceback's first line
 
   RuleState& StateFor(uint32_t rule, size_t stage_count) {
     for (RuleState& s : rules) {
@@ -502,7 +501,6 @@ struct RuleEngine::Impl {
     if (has_root) {
       stream->last_root = *root;
       stream->last_root_line = tb.last_line;
-      stream->last_root_from = {tb.first_offset, tb.first_line == 0 ? 0 : tb.first_line - 1};
     }
     latest_line = std::max(latest_line, tb.last_line);
     // The input's last exception so far; a rule that hits it explains it. A
@@ -565,15 +563,12 @@ struct RuleEngine::Impl {
     return out;
   }
 
-  // See RuleEngine::LowestNeeded. Stage matches are not here: SaveState
-  // keeps them.
+  // See RuleEngine::LowestNeeded. Stage matches and the last root cause are
+  // not here: SaveState keeps them.
   void LowestNeeded(SourcePosition* pos) const {
     for (const Stream& stream : streams) {
       for (const Pending& p : stream.pending) {
         pos->LowerTo({p.symptom.offset, p.symptom.line - 1});
-      }
-      if (stream.last_root && latest_line < stream.last_root_line + kCarriedExceptionLines) {
-        pos->LowerTo(stream.last_root_from);
       }
     }
     if (!carry.text.empty()) pos->LowerTo({carry.offset, carry.line - 1});
@@ -606,7 +601,22 @@ struct RuleEngine::Impl {
         }
         if (!jstages.empty()) jrules.push_back({{"rule", rule.id}, {"stages", jstages}});
       }
-      jstreams.push_back({{"worker", i}, {"rank", stream.rank}, {"rules", jrules}});
+      json jstream = {{"worker", i}, {"rank", stream.rank}, {"rules", jrules}};
+      // A catch-all symptom just after the last traceback reports its
+      // exception (kCarriedExceptionLines).
+      if (stream.last_root && stream.last_root_line <= safe_line &&
+          latest_line < stream.last_root_line + kCarriedExceptionLines) {
+        json frames = json::array();
+        for (const Frame& f : stream.last_root->frames) {
+          frames.push_back({f.file, f.line, f.function, f.code});
+        }
+        jstream["last_root"] = {{"line", stream.last_root_line},
+                                {"type", stream.last_root->type},
+                                {"message", stream.last_root->message},
+                                {"has_header", stream.last_root->has_header},
+                                {"frames", frames}};
+      }
+      jstreams.push_back(std::move(jstream));
     }
     return json{{"streams", jstreams}}.dump();
   }
@@ -628,6 +638,19 @@ struct RuleEngine::Impl {
         Stream& stream = read[id];
         stream.seen = true;
         stream.rank = jstream.at("rank").get<int32_t>();
+        if (jstream.contains("last_root")) {
+          const json& jr = jstream.at("last_root");
+          ExceptionBlock root;
+          root.type = jr.at("type").get<std::string>();
+          root.message = jr.at("message").get<std::string>();
+          root.has_header = jr.at("has_header").get<bool>();
+          for (const json& jf : jr.at("frames")) {
+            root.frames.push_back(Frame{jf.at(0).get<std::string>(), jf.at(1).get<int32_t>(),
+                                        jf.at(2).get<std::string>(), jf.at(3).get<std::string>()});
+          }
+          stream.last_root = std::move(root);
+          stream.last_root_line = jr.at("line").get<uint64_t>();
+        }
         for (const json& jrule : jstream.at("rules")) {
           auto r = rule_index.find(jrule.at("rule").get<std::string>());
           const json& jstages = jrule.at("stages");

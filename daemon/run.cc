@@ -242,7 +242,9 @@ class Daemon {
     http::ServerOptions options;
     options.listen = config_.http_listen;
     http_ = std::make_unique<http::HttpServer>(io_, options, [this](const http::Request& request) {
-      if (request.path == "/readyz" || request.path == "/metrics") ReportSources();
+      if (request.path == "/readyz" || request.path == "/metrics") {
+        ReportSources(request.path == "/metrics");
+      }
       return api_.Handle(request, WallNowMicros());
     });
     if (Status s = http_->Start(); !s.ok()) return s;
@@ -439,22 +441,23 @@ class Daemon {
     });
   }
 
-  // Open streams by type, each tailed file's read lag (measured now), and
-  // /readyz: not ready while a source cannot be read.
-  void ReportSources() {
+  // Open streams by type, /readyz (not ready while a source cannot be read)
+  // and, for a scrape of /metrics (`with_lags`), each tailed file's read lag
+  // measured now: a stat per file, not paid on every rescan of an idle node.
+  void ReportSources(bool with_lags = false) {
     if (!serving_ || !engine_) return;
     std::map<std::string_view, size_t> open;
     std::vector<std::pair<std::string, uint64_t>> lags;
     std::string problems;
     for (auto& source : engine_->sources) {
       open[source->Type()] += source->OpenStreams();
-      source->AppendLags(&lags);
+      if (with_lags) source->AppendLags(&lags);
       for (const std::string& problem : source->Problems()) {
         problems += (problems.empty() ? "" : "; ") + problem;
       }
     }
     for (const auto& [type, count] : open) metrics_.SetSourcesOpen(type, count);
-    metrics_.SetSourceLags(lags);
+    if (with_lags) metrics_.SetSourceLags(lags);
     api_.SetReady(problems.empty(), problems);
   }
 

@@ -38,7 +38,7 @@
 // drops the waiting lines the new sources will feed again.
 //
 // Cost: 16 bytes of memory per line waiting for a checkpoint (a file's safe
-// offset can lag a rule's maxspan of start-up lines behind), and one write +
+// offset lags only while a failure is being decided), and one write +
 // fdatasync per checkpoint. A test tool, not for production.
 //
 // Threading: the daemon's io_context thread.

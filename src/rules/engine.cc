@@ -660,7 +660,8 @@ struct RuleEngine::Impl {
           }
           const Rule& rule = rules->rules()[r->second];
           RuleState& state = stream.StateFor(r->second, rule.stages.size());
-          for (const auto& [stage_id, jm] : jstages.items()) {
+          for (const auto& [saved_id, jm] : jstages.items()) {
+            const std::string& stage_id = saved_id;  // clang 14 cannot capture a binding
             auto stage = std::find_if(rule.stages.begin(), rule.stages.end(),
                                       [&](const Stage& st) { return st.id == stage_id; });
             if (stage == rule.stages.end()) {

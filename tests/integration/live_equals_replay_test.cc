@@ -434,7 +434,7 @@ class LiveEqualsReplayTest : public ::testing::TestWithParam<LiveCase> {
       (*runs_)[name] = std::move(run);
     }
     for (auto& [name, run] : *runs_) {
-      if (!WaitFor([&] { return run->Running(); }, std::chrono::seconds(30))) {
+      if (!WaitFor([&run = run] { return run->Running(); }, std::chrono::seconds(30))) {
         ADD_FAILURE() << name << ": the daemon did not start";
       }
     }

@@ -62,15 +62,16 @@ struct IncidentEvidence {
   std::string text;
 };
 
-// Why an incident ended.
+// Why an incident ended. An incident lasts as long as its failure: the
+// correlation window only groups the hits of one attempt (an occurrence).
 enum class CloseReason : uint8_t {
-  kNone = 0,    // still open
-  kWindowOver,  // no hit for a window after its last one
-  kResolved,    // the deployment restarted healthy after it (a new start-up of its workers)
-  kEvicted,     // the open-incident cap was hit; the oldest was closed early
-  kEndOfInput,  // Finish(): replay ended, or the daemon stopped
+  kNone = 0,   // still open ("still failing" at the end of a replay)
+  kRecovered,  // the deployment started healthy after it (a `kind: ready` rule's line)
+  kGone,       // every source of the deployment was removed, for Options::gone_after_us
+  kExpired,    // no new occurrence for Options::max_age_us
+  kEvicted,    // the open-incident cap was hit; the oldest was closed early
 };
-std::string_view CloseReasonName(CloseReason reason);  // "window_over", "resolved", ...
+std::string_view CloseReasonName(CloseReason reason);  // "open", "recovered", "gone", ...
 
 struct Incident {
   std::string incident_id;
@@ -96,7 +97,15 @@ struct Incident {
   std::string traceback_fingerprint;  // most common fingerprint over workers
   int revision = 0;                   // 1 when first emitted, +1 per update
   uint64_t hits = 0;                  // rule hits folded into it (evidence keeps a sample)
+  // Attempts that failed this way while it was open (a crash loop's
+  // restarts): hits more than a window after the current attempt's first
+  // symptom start the next one. Workers, stages and evidence are the latest
+  // attempt's.
+  int occurrences = 1;
   CloseReason closed = CloseReason::kNone;
+  int64_t closed_us = 0;       // event time of the close (the ready line's for kRecovered)
+  std::string regressed_from;  // the incident of the same rule and deployment it follows
+                               // after a kRecovered close within max_age; "" = none
 };
 
 // What happened to an incident. Every incident is opened once, updated any

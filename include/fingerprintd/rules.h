@@ -92,6 +92,9 @@ struct RuleTest {
     std::string rule;
     std::string confidence;  // "" = any
     int affected = -1;       // -1 = any
+    int occurrences = -1;    // -1 = any
+    std::string closed;      // "" = any; "open" = still open at the end of the log, else a
+                             // close reason ("recovered", ...: CloseReasonName)
   };
   std::string name;
   std::string log;
@@ -99,8 +102,15 @@ struct RuleTest {
   int line = 0;  // YAML line of the test, for messages
 };
 
+// What a rule's hit means. A failure rule's hits become incidents; a ready
+// rule's hit is the deployment starting healthy (vLLM's "Application startup
+// complete.", SGLang's ready message, ...): it closes the deployment's open
+// incidents as recovered and never becomes an incident itself.
+enum class RuleKind : uint8_t { kFailure, kReady };
+
 struct Rule {
   std::string id;
+  RuleKind kind = RuleKind::kFailure;
   std::string title;
   std::string rule_class;
   Severity severity = Severity::kError;

@@ -403,7 +403,7 @@ struct Correlator::Impl {
       inc->dirty = false;
     }
     std::stable_sort(closing.begin(), closing.end(), stronger_first);
-    for (OpenIncident* inc : closing) Close(*inc, CloseReason::kWindowOver);
+    for (OpenIncident* inc : closing) Close(*inc, CloseReason::kExpired);
     Forget(std::set<OpenIncident*>(closing.begin(), closing.end()));
   }
 
@@ -421,7 +421,7 @@ struct Correlator::Impl {
       if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
       return a->order < b->order;
     });
-    for (OpenIncident* inc : all) Close(*inc, CloseReason::kEndOfInput);
+    for (OpenIncident* inc : all) Close(*inc, CloseReason::kExpired);
     Forget(std::set<OpenIncident*>(all.begin(), all.end()));
   }
 

@@ -84,14 +84,14 @@ std::string_view CloseReasonName(CloseReason reason) {
   switch (reason) {
     case CloseReason::kNone:
       return "open";
-    case CloseReason::kWindowOver:
-      return "window_over";
-    case CloseReason::kResolved:
-      return "resolved";
+    case CloseReason::kRecovered:
+      return "recovered";
+    case CloseReason::kGone:
+      return "gone";
+    case CloseReason::kExpired:
+      return "expired";
     case CloseReason::kEvicted:
       return "evicted";
-    case CloseReason::kEndOfInput:
-      return "end_of_input";
   }
   return "open";
 }

@@ -233,7 +233,7 @@ void OpenAndClose(sink::IncidentStore& store, int i) {
       testing::IncidentOfRule("cuda-out-of-memory", "inc-" + std::to_string(i), "d");
   incident.last_seen_us = kT0 + i * kSecond;
   store.OnIncident(correlate::IncidentChange::kOpened, incident);
-  incident.closed = correlate::CloseReason::kWindowOver;
+  incident.closed = correlate::CloseReason::kRecovered;
   store.OnIncident(correlate::IncidentChange::kClosed, incident);
 }
 

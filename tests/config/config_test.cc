@@ -272,7 +272,7 @@ TEST(ConfigTest, TheIncidentHistoryKeepsAsManyClosedIncidentsForAsLongAsTheHttpK
         testing::IncidentOfRule("cuda-out-of-memory", "inc-" + std::to_string(i), "d");
     incident.last_seen_us = kT0 + i * 1'000'000;
     store.OnIncident(correlate::IncidentChange::kOpened, incident);
-    incident.closed = correlate::CloseReason::kWindowOver;
+    incident.closed = correlate::CloseReason::kRecovered;
     store.OnIncident(correlate::IncidentChange::kClosed, incident);
   }
   EXPECT_EQ(store.size(), 3u);

@@ -44,7 +44,7 @@ class ApiTest : public ::testing::Test {
     correlate::Incident old =
         IncidentOf("bbb", "llama-tp4", "cuda-out-of-memory", 4, {2}, kNow - 3600 * kSecond);
     store_.OnIncident(correlate::IncidentChange::kOpened, old);
-    old.closed = correlate::CloseReason::kWindowOver;
+    old.closed = correlate::CloseReason::kRecovered;
     store_.OnIncident(correlate::IncidentChange::kClosed, old);
   }
 
@@ -132,7 +132,7 @@ TEST_F(ApiTest, TheStatusPageShowsTheOpenIncidentAndItsRankGrid) {
   EXPECT_THAT(r.body, HasSubstr("<td class=\"rank failed\" data-rank=\"1\""));
   // llama-tp4: rank 2 of 4 failed, 0, 1 and 3 did not.
   EXPECT_THAT(r.body, HasSubstr("<td class=\"rank\" data-rank=\"3\""));
-  EXPECT_THAT(r.body, HasSubstr("window_over"));
+  EXPECT_THAT(r.body, HasSubstr("recovered"));
   // Self-contained: nothing fetched from anywhere.
   EXPECT_THAT(r.body, Not(HasSubstr("<script")));
   EXPECT_THAT(r.body, Not(HasSubstr("src=")));

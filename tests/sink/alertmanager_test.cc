@@ -252,7 +252,7 @@ TEST_F(AlertmanagerSinkTest, AClosedIncidentIsSentOnceWithItsCloseTimeAndNeverRe
   ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 1; }));
   now_us_ += 5'000'000;
   correlate::Incident closed = IncidentOf("inc-1", {0, 1});
-  closed.closed = correlate::CloseReason::kWindowOver;
+  closed.closed = correlate::CloseReason::kRecovered;
   sink->OnIncident(correlate::IncidentChange::kClosed, closed);
   ASSERT_TRUE(RunUntil([&] {
     return !am.requests.empty() &&

@@ -35,7 +35,7 @@ TEST(IncidentStoreTest, KeepsTheLatestRevisionAndKnowsWhichAreOpen) {
   ASSERT_EQ(store.size(), 1u);
   EXPECT_EQ(store.open_count(), 1u);
   EXPECT_EQ(store.Query({})[0]->incident.revision, 2);
-  i.closed = correlate::CloseReason::kWindowOver;
+  i.closed = correlate::CloseReason::kRecovered;
   store.OnIncident(correlate::IncidentChange::kClosed, i);
   EXPECT_EQ(store.open_count(), 0u);
   EXPECT_FALSE(store.Query({})[0]->open);

@@ -58,7 +58,7 @@ TEST_F(JsonlSinkTest, EachRevisionIsOneLineAndACloseWritesNothing) {
   (*sink)->OnIncident(IncidentChange::kOpened, incident);
   incident.revision = 2;
   (*sink)->OnIncident(IncidentChange::kUpdated, incident);
-  incident.closed = correlate::CloseReason::kWindowOver;
+  incident.closed = correlate::CloseReason::kRecovered;
   (*sink)->OnIncident(IncidentChange::kClosed, incident);
   std::vector<std::string> lines = Lines();
   ASSERT_EQ(lines.size(), 2u);

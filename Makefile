@@ -39,8 +39,12 @@ demo: daemon
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
+# The tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with clang in the tree
+# the libFuzzer targets are built in (fuzz-build): the library is compiled once, instrumented
+# for both (-fsanitize=fuzzer-no-link only adds coverage counters the tests never read).
 $(SANITIZE_BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Debug -DFINGERPRINTD_SANITIZE=ON
+	CC=clang CXX=clang++ cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	  -DFINGERPRINTD_SANITIZE=ON -DFINGERPRINTD_FUZZ=ON
 
 test-sanitize: deps $(SANITIZE_BUILD)/CMakeCache.txt
 	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
@@ -84,21 +88,18 @@ memcheck: deps $(MEMCHECK_BUILD)/CMakeCache.txt
 	  $(MEMCHECK_BUILD)/fingerprintd replay --deployment-from '^(?:examples|tests/golden)/([^/.]+)' \
 	  examples/ tests/golden/ >/dev/null
 
-# libFuzzer under ASan+UBSan (clang): the whole pipeline and one target per
-# parser (tests/fuzz/*_fuzz.cc), FUZZ_SECONDS each, one after the other
-# (tests/fuzz/run.sh prints runs, coverage and corpus size per target).
-# fuzz-smoke: FUZZ_SMOKE_SECONDS each, in .ci/run.
+# libFuzzer under ASan+UBSan (clang, the sanitizer build's tree): the whole
+# pipeline and one target per parser (tests/fuzz/*_fuzz.cc), FUZZ_SECONDS
+# each, one after the other (tests/fuzz/run.sh prints runs, coverage and
+# corpus size per target). fuzz-smoke: FUZZ_SMOKE_SECONDS each, in .ci/run.
 FUZZ_SECONDS ?= 120
 FUZZ_SMOKE_SECONDS ?= 10
-FUZZ_BUILD ?= build-fuzz
-fuzz-build: deps
-	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \
-	  -DFINGERPRINTD_SANITIZE=ON -DFINGERPRINTD_FUZZ=ON -DBUILD_TESTING=OFF
-	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fingerprintd_fuzzers
+fuzz-build: deps $(SANITIZE_BUILD)/CMakeCache.txt
+	cmake --build $(SANITIZE_BUILD) -j$(JOBS) --target fingerprintd_fuzzers
 fuzz: fuzz-build
-	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	tests/fuzz/run.sh $(SANITIZE_BUILD) $(FUZZ_SECONDS)
 fuzz-smoke: fuzz-build
-	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
+	tests/fuzz/run.sh $(SANITIZE_BUILD) $(FUZZ_SMOKE_SECONDS)
 
 # The container image (deploy/Dockerfile) built with podman from the package
 # `make deb` built (its `package` stage replaced by it: the daemon is compiled
@@ -140,4 +141,4 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD) $(MEMCHECK_BUILD) $(DEB_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(TSAN_BUILD) $(MEMCHECK_BUILD) $(DEB_BUILD)

@@ -241,6 +241,9 @@ int RunReplay(const ReplayArgs& args) {
   if (!status.ok()) std::cerr << "fingerprintd replay: " << status.message() << "\n";
 
   std::vector<fp::correlate::Incident> sorted = incidents.Sorted();
+  const auto still_failing = std::count_if(sorted.begin(), sorted.end(), [](const auto& incident) {
+    return incident.closed == fp::correlate::CloseReason::kNone;
+  });
   bool found = false;
   for (const auto& incident : sorted) {
     if (args.format == "jsonl") {
@@ -254,7 +257,8 @@ int RunReplay(const ReplayArgs& args) {
   if (!args.quiet) {
     std::cerr << "fingerprintd replay: " << plan->size() << " source(s), " << stats.files
               << " file(s), " << stats.lines << " lines, " << stats.bytes << " bytes in " << seconds
-              << " s; " << sorted.size() << " incident(s)" << events.Summary()
+              << " s; " << sorted.size() << " incident(s), " << still_failing
+              << " still failing at the end" << events.Summary()
               << (args.shard.empty() ? "" : "; shard " + args.shard) << "\n";
   }
   if (!StdoutWritten("replay")) return kExitError;

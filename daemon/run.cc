@@ -99,13 +99,13 @@ class FanoutSink final : public correlate::IncidentSink {
   }
   void ReportRestored(const Pipeline& pipeline) { pipeline.ReportOpenIncidents(mirrors_); }
   void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override {
-    spdlog::info("incident {} {} rule={} deployment={} workers={}/{} revision={}{}{}",
-                 incident.incident_id, correlate::IncidentChangeName(change), incident.rule->id,
-                 incident.deployment, incident.affected, incident.expected, incident.revision,
-                 change == correlate::IncidentChange::kClosed ? " reason=" : "",
-                 change == correlate::IncidentChange::kClosed
-                     ? correlate::CloseReasonName(incident.closed)
-                     : "");
+    spdlog::info(
+        "incident {} {} rule={} deployment={} workers={}/{} occurrences={} revision={}{}{}",
+        incident.incident_id, correlate::IncidentChangeName(change), incident.rule->id,
+        incident.deployment, incident.affected, incident.expected, incident.occurrences,
+        incident.revision, change == correlate::IncidentChange::kClosed ? " reason=" : "",
+        change == correlate::IncidentChange::kClosed ? correlate::CloseReasonName(incident.closed)
+                                                     : "");
     for (correlate::IncidentSink* sink : sinks_) sink->OnIncident(change, incident);
     changed = true;
   }

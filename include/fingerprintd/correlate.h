@@ -1,17 +1,29 @@
 // The correlate stage: groups rule hits of one deployment into incidents.
 //
-// Hits of one rule in one deployment within the rule's window (event time)
-// are ONE incident. Worker-role streams are the workers; engine-core and
+// Hits of one rule in one deployment while its incident is open are ONE
+// incident; those within the rule's window (event time) are one attempt of
+// it. Worker-role streams are the workers; engine-core and
 // API-server copies of a worker's exception are evidence for that incident,
 // never extra workers (a Ray re-raise names the actor's pid, which is mapped
 // back to the worker). Expected workers = tensor x pipeline parallel size from
 // the deployment facts, else the distinct worker streams seen.
 //
-// Lifecycle (IncidentSink::OnIncident): an incident is opened when every
-// expected worker reported, when Advance() moves event time past its window,
-// or at Finish(); a later hit updates it (same incident_id, revision + 1); it
-// is closed once event time is two windows past its last hit (window_over),
-// when the open-incident cap evicts it, or at Finish() (end_of_input). Weaker
+// Lifetime (IncidentSink::OnIncident): an incident lasts as long as its
+// failure. It is opened when every expected worker reported, when Advance()
+// moves event time past its window, or at Finish(); a later hit updates it
+// (same incident_id, revision + 1): a late worker, more evidence, or another
+// occurrence — the same rule failing again in the same deployment more than a
+// window after the current attempt's first symptom (a crash loop's next
+// restart) is `occurrences` + 1 of the same incident, its workers and
+// evidence then the new attempt's. It is closed, a revision of its own, only
+// with a reason: kRecovered (a `kind: ready` rule's line in the deployment,
+// after its failure), kGone (every source of the deployment forgotten for
+// Options::gone_after_us), kExpired (no hit for Options::max_age_us), kEvicted
+// (the open-incident cap). A failure of the same rule after a kRecovered close
+// is a new incident naming the one it regressed from. The window only says
+// which hits form one attempt and when a first revision is emitted without a
+// missing worker. Finish() emits the last changes and leaves incidents open
+// (replay's final state: still failing). Weaker
 // incidents are held until their window closes and dropped unseen if a
 // stronger one covers the same deployment and time: an incident made only of
 // engine-core/API-server copies yields to one with worker hits, and a
@@ -109,9 +121,10 @@ struct Incident {
 };
 
 // What happened to an incident. Every incident is opened once, updated any
-// number of times (a later worker, more evidence; revision + 1 each time) and
-// closed once with its reason; a closed incident is never reopened (a later
-// failure is a new incident). An incident suppressed before it was ever
+// number of times (a later worker, more evidence, another occurrence;
+// revision + 1 each time) and closed at most once with its reason (revision
+// + 1); a closed incident is never reopened (a later failure is a new
+// incident). An incident suppressed before it was ever
 // opened (a catch-all or re-raise covered by a real fingerprint) is never seen.
 enum class IncidentChange : uint8_t { kOpened = 0, kUpdated, kClosed };
 std::string_view IncidentChangeName(IncidentChange change);  // "opened", "updated", "closed"
@@ -148,6 +161,12 @@ class Correlator final : public rules::HitSink {
     // When > 0, the correlation window of every rule (config `correlation.window`);
     // 0 keeps each rule's own `window`.
     int64_t window_us = 0;
+    // An open incident of a deployment all of whose sources were removed
+    // (ForgetSource) closes as gone this long after (config `incidents.gone_after`).
+    int64_t gone_after_us = 10LL * 60 * 1'000'000;
+    // An open incident with no new hit for this long closes as expired
+    // (config `incidents.max_age`); 0 = never.
+    int64_t max_age_us = 24LL * 3600 * 1'000'000;
   };
   Correlator(std::shared_ptr<const rules::RuleSet> rules, PipelineEvents& events,
              IncidentSink& sink);
@@ -178,15 +197,14 @@ class Correlator final : public rules::HitSink {
   void OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) override;
   void OnWorkerRank(uint32_t source_id, const WorkerInfo& worker) override;
 
-  // Emits the changes of incidents whose window ended before now_us (event
-  // time) and closes (kWindowOver) those idle for two windows: until then a
-  // late worker still joins the same incident.
+  // At event time now_us: emits the changes of incidents whose attempt's
+  // window ended, and closes those expired (max_age) or gone (gone_after).
   void Advance(int64_t now_us);
   // The same for the incidents of one deployment only (each deployment's
   // event clock is its own: the Pipeline's watermark).
   void AdvanceDeployment(const std::string& deployment, int64_t now_us);
-  // Emits the last change of every incident still open and closes it
-  // (kEndOfInput).
+  // The end of the input: emits the last change of every incident; they
+  // stay open (replay reports them as still failing).
   void Finish();
   // Hands every incident already reported and still open to `sink` as
   // kUpdated, in its current state (no new revision): after RestoreState, the

@@ -502,9 +502,17 @@ void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   ParseHttp(e, root, out);
   CheckClashes(e, sources, *out);
   YAML::Node incidents;
-  ParseSection(e, root, "incidents", {"path"}, &incidents);
+  ParseSection(e, root, "incidents", {"path", "gone_after", "max_age"}, &incidents);
   if (incidents.IsMap()) {
     e.Add(GetString(e.format, incidents, "incidents", "path", true, &out->incidents_path));
+    e.Add(
+        GetDuration(e.format, incidents, "incidents", "gone_after", &out->incidents_gone_after_us));
+    // max_age: 0 = incidents never expire.
+    if (YAML::Node max_age = incidents["max_age"]; max_age.IsScalar() && max_age.Scalar() == "0") {
+      out->incidents_max_age_us = 0;
+    } else {
+      e.Add(GetDuration(e.format, incidents, "incidents", "max_age", &out->incidents_max_age_us));
+    }
   }
   ParseAlertmanager(e, root, &out->alertmanager);
   YAML::Node correlation;
@@ -523,6 +531,8 @@ Pipeline::Options PipelineOptionsFor(const DaemonConfig& config) {
   const LimitsConfig& limits = config.limits;
   Pipeline::Options options;
   options.correlator.window_us = config.correlation_window_us;  // 0: each rule's own
+  options.correlator.gone_after_us = config.incidents_gone_after_us;
+  options.correlator.max_age_us = config.incidents_max_age_us;
   options.correlator.max_open_incidents = limits.max_open_incidents;
   options.max_held_events = limits.max_held_events;
   options.max_hold_us = limits.max_hold_us;

@@ -52,7 +52,12 @@
 //     history_max_closed: 500              # closed incidents /incidents and the status page
 //                                          # keep, oldest closed dropped (incident_history)
 //     history_max_age: 24h                 # and for at most this long after their last hit
-//   incidents: {path: "-"}                 # "-" = stdout, else a JSONL file (appended)
+//   incidents:
+//     path: "-"                            # "-" = stdout, else a JSONL file (appended)
+//     gone_after: 10m                      # every source of a deployment removed this long:
+//                                          # its open incidents close (gone)
+//     max_age: 24h                         # no new occurrence this long: closed (expired);
+//                                          # 0 = never
 //   alertmanager:                          # optional: incidents pushed as alerts
 //     url: http://127.0.0.1:9093           # http:// only; POSTs go to <url>/api/v2/alerts
 //     labels: {cluster: prod}              # static labels on every alert
@@ -192,6 +197,11 @@ struct DaemonConfig {
   uint64_t http_history_max_closed = sink::IncidentStore::kMaxRecentClosed;
   int64_t http_history_max_age_us = sink::IncidentStore::kMaxClosedAgeUs;
   std::string incidents_path = "-";
+  // An incident's lifetime (correlate::Correlator::Options): how long a
+  // deployment with every source removed keeps its incidents open (gone), and
+  // how long an incident stays open without a new occurrence (expired; 0 = never).
+  int64_t incidents_gone_after_us = correlate::Correlator::Options().gone_after_us;
+  int64_t incidents_max_age_us = correlate::Correlator::Options().max_age_us;
   AlertmanagerConfig alertmanager;
   int64_t correlation_window_us = 0;  // 0 = each rule's window
   std::string log_level = "info";

@@ -118,15 +118,11 @@ struct Correlator::Impl {
     if (d != nullptr) d->facts.emplace(name, value);
   }
 
-  // Which hits belong together is decided on the times the log gave
-  // (`log_time_us` 0: none), as in replay: a line dated by its reading live
-  // is 0 there, and joins whatever is open.
-  OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule, int64_t log_time_us) {
+  // The rule's open incident in the deployment: while it is open, the same
+  // failure again (a crash loop's next restart) is the same incident.
+  OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule) {
     for (auto& inc : open) {
-      if (inc->deployment != d || inc->rule != rule) continue;
-      if (log_time_us == 0 || inc->id_time_us == 0) return inc.get();
-      int64_t lo = inc->id_time_us - Window(*rule), hi = inc->id_time_us + Window(*rule);
-      if (log_time_us >= lo && log_time_us <= hi) return inc.get();
+      if (inc->deployment == d && inc->rule == rule) return inc.get();
     }
     return nullptr;
   }
@@ -144,15 +140,77 @@ struct Correlator::Impl {
     inc->anchor_us = hit.time_us;
     inc->seen_read = hit.time_read;
     inc->order = next_order++;
+    // A failure that comes back after the deployment recovered from it.
+    if (auto it = d->recovered.find(hit.rule->id); it != d->recovered.end()) {
+      const auto& [id, closed_us] = it->second;
+      if (options.max_age_us == 0 || hit.time_read ||
+          hit.time_us - closed_us <= options.max_age_us) {
+        inc->regressed_from = id;
+      }
+    }
     open.push_back(std::move(inc));
     return open.back().get();
+  }
+
+  // Which hits form one attempt is decided on the times the log gave, as in
+  // replay: a line dated by its reading live (0 in replay) joins the current
+  // attempt. A symptom more than a window after the current attempt's first
+  // starts the next one: occurrences + 1, and the workers and evidence are the
+  // new attempt's (the first attempt's time stays the id).
+  void Attempt(OpenIncident& inc, int64_t log_time_us) {
+    if (log_time_us == 0) return;
+    if (inc.attempt_us != 0 && log_time_us > inc.attempt_us + Window(*inc.rule)) {
+      ++inc.occurrences;
+      inc.attempt_us = log_time_us;
+      inc.workers.clear();
+      inc.reraises.clear();
+      inc.reported = false;
+      return;
+    }
+    // An earlier symptom of the same attempt (another rank's, decided later)
+    // moves its start; one from an earlier attempt (a source read late) only
+    // joins it.
+    if (inc.attempt_us == 0 ||
+        (log_time_us < inc.attempt_us && log_time_us >= inc.attempt_us - Window(*inc.rule))) {
+      inc.attempt_us = log_time_us;
+    }
+    // The id's time is the first attempt's earliest symptom.
+    if (inc.occurrences == 1 && (inc.id_time_us == 0 || log_time_us < inc.id_time_us)) {
+      inc.id_time_us = log_time_us;
+    }
+  }
+
+  // A ready line (a `kind: ready` rule): the deployment started healthy, so
+  // its failures that came before are over. Each closes as recovered, and is
+  // remembered for the regressed_from of the same failure coming back.
+  void Recover(Deployment& d, const RuleHit& ready) {
+    std::vector<OpenIncident*> recovered;
+    for (auto& inc : open) {
+      if (inc->deployment != &d) continue;
+      // Only what failed before the ready line (by the log's times when both
+      // have one): a failure after the server came up is not healed by it.
+      if (!ready.time_read && !inc->seen_read && inc->last_seen_us > ready.time_us) continue;
+      recovered.push_back(inc.get());
+    }
+    if (recovered.empty()) return;
+    std::stable_sort(recovered.begin(), recovered.end(), StrongerFirst);
+    for (OpenIncident* inc : recovered) {
+      Close(*inc, CloseReason::kRecovered, ready.time_us);
+      if (inc->revision > 0) d.recovered[inc->rule->id] = {inc->id, ready.time_us};
+    }
+    Forget(std::set<OpenIncident*>(recovered.begin(), recovered.end()));
   }
 
   void OnHit(RuleHit hit) {
     Deployment* d = DeploymentFor(hit.source_id);
     if (d == nullptr || hit.rule == nullptr) return;
-    OpenIncident* inc = FindOpen(d, hit.rule, hit.time_read ? 0 : hit.time_us);
+    if (hit.rule->kind == rules::RuleKind::kReady) {
+      Recover(*d, hit);
+      return;
+    }
+    OpenIncident* inc = FindOpen(d, hit.rule);
     if (inc == nullptr) inc = Open(d, hit);
+    Attempt(*inc, hit.time_read ? 0 : hit.time_us);
     if (inc->seen_read && !hit.time_read) {
       inc->first_seen_us = inc->last_seen_us = 0;
       inc->seen_read = false;
@@ -167,16 +225,12 @@ struct Correlator::Impl {
     if (hit.time_us != 0 && (inc->anchor_us == 0 || hit.time_us < inc->anchor_us)) {
       inc->anchor_us = hit.time_us;
     }
-    if (hit.time_us != 0 && !hit.time_read &&
-        (inc->id_time_us == 0 || hit.time_us < inc->id_time_us)) {
-      inc->id_time_us = hit.time_us;
-    }
     inc->dirty = true;
     ++inc->hits;
     AddHit(*d, inc, std::move(hit));
-    // Page as soon as every expected worker reported; later changes are
-    // emitted at window close or Finish().
-    if (Strength(*inc) == kStrongest && inc->revision == 0 && AllReported(*inc)) Emit(*inc);
+    // Page as soon as every expected worker of the attempt reported; later
+    // changes are emitted at the attempt window's end or Finish().
+    if (Strength(*inc) == kStrongest && !inc->reported && AllReported(*inc)) Emit(*inc);
   }
 
   // Files the hit under its worker. A worker is a rank of the deployment: the
@@ -292,6 +346,7 @@ struct Correlator::Impl {
     }
     ++inc.revision;
     inc.dirty = false;
+    inc.reported = true;
     Incident out = Build(inc);
     if (inc.revision == 1) {
       events.IncidentOpened(inc.rule->id, inc.rule->rule_class,
@@ -303,14 +358,17 @@ struct Correlator::Impl {
     }
   }
 
-  // Emits the last change of an incident, then its end; an incident that was
-  // never emitted (suppressed by a stronger one) ends unseen.
-  void Close(OpenIncident& inc, CloseReason reason) {
+  // Emits the last change of an incident, then its close, a revision of its
+  // own; an incident that was never emitted (suppressed by a stronger one)
+  // ends unseen.
+  void Close(OpenIncident& inc, CloseReason reason, int64_t closed_us) {
     if (inc.dirty && !Suppressed(inc)) Emit(inc);
     inc.dirty = false;
     if (inc.revision == 0) return;
+    ++inc.revision;
     Incident out = Build(inc);
     out.closed = reason;
+    out.closed_us = closed_us;
     sink.OnIncident(IncidentChange::kClosed, out);
   }
 
@@ -379,50 +437,80 @@ struct Correlator::Impl {
     reclaim_at = std::max<size_t>(64, 2 * forgotten_ids.size());
   }
 
-  // For the incidents of `deployment` (all when null): emits (if changed)
-  // those whose window ended before `now_us`, and closes them one more window
-  // later: until then a late worker still joins the same incident (same id,
-  // next revision).
+  static bool StrongerFirst(const OpenIncident* a, const OpenIncident* b) {
+    if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
+    return a->order < b->order;
+  }
+
+  // For the incidents of `deployment` (all when null), at event time now_us:
+  // emits (if changed) those whose attempt's window ended; forgets unseen
+  // those never emitted one window later (a stronger incident covered them);
+  // closes as expired those with no occurrence for max_age, and as gone those
+  // of a deployment without a source for gone_after. A window's end never
+  // closes an incident: a late worker joins it, a later attempt is another
+  // occurrence of it.
   void AdvanceTo(const Deployment* deployment, int64_t now_us) {
-    std::vector<OpenIncident*> ended, closing;
+    std::vector<OpenIncident*> ended, unseen, expired, gone;
     for (auto& inc : open) {
-      if (deployment != nullptr && inc->deployment != deployment) continue;
+      Deployment* d = inc->deployment;
+      if (deployment != nullptr && d != deployment) continue;
+      if (d->live_sources > 0) {
+        d->gone_since_us = 0;
+      } else if (d->gone_since_us == 0) {
+        d->gone_since_us = now_us;
+      }
+      if (d->live_sources == 0 && now_us - d->gone_since_us >= options.gone_after_us) {
+        gone.push_back(inc.get());
+        continue;
+      }
       if (inc->last_seen_us == 0) continue;
-      if (inc->last_seen_us + Window(*inc->rule) < now_us) ended.push_back(inc.get());
-      if (inc->last_seen_us + 2 * Window(*inc->rule) < now_us) closing.push_back(inc.get());
+      const int64_t window = Window(*inc->rule);
+      if (inc->last_seen_us + window < now_us) ended.push_back(inc.get());
+      if (inc->revision == 0 && inc->last_seen_us + 2 * window < now_us) {
+        unseen.push_back(inc.get());
+      } else if (options.max_age_us > 0 && inc->last_seen_us + options.max_age_us < now_us) {
+        expired.push_back(inc.get());
+      }
     }
-    if (ended.empty()) return;
     // Stronger incidents first, so that weaker ones see them when deciding.
-    auto stronger_first = [](OpenIncident* a, OpenIncident* b) {
-      if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
-      return a->order < b->order;
-    };
-    std::stable_sort(ended.begin(), ended.end(), stronger_first);
+    std::stable_sort(ended.begin(), ended.end(), StrongerFirst);
     for (OpenIncident* inc : ended) {
       if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
       inc->dirty = false;
     }
-    std::stable_sort(closing.begin(), closing.end(), stronger_first);
-    for (OpenIncident* inc : closing) Close(*inc, CloseReason::kExpired);
-    Forget(std::set<OpenIncident*>(closing.begin(), closing.end()));
+    std::set<OpenIncident*> closed(unseen.begin(), unseen.end());
+    for (auto [list, reason] :
+         {std::pair{&expired, CloseReason::kExpired}, std::pair{&gone, CloseReason::kGone}}) {
+      std::stable_sort(list->begin(), list->end(), StrongerFirst);
+      for (OpenIncident* inc : *list) {
+        Close(*inc, reason, now_us);
+        closed.insert(inc);
+      }
+    }
+    if (!closed.empty()) Forget(closed);
   }
 
   // The open-incident cap was hit: the oldest is closed early.
   void CloseOldest() {
     if (open.empty()) return;
-    Close(*open.front(), CloseReason::kEvicted);
+    Close(*open.front(), CloseReason::kEvicted, open.front()->last_seen_us);
     Forget({open.front().get()});
   }
 
+  // The end of the input: emits the last change of every incident; they stay
+  // open (replay's final state "still failing"), except the ones never
+  // emitted (covered by a stronger incident), forgotten unseen.
   void Finish() {
     std::vector<OpenIncident*> all;
     for (auto& inc : open) all.push_back(inc.get());
-    std::stable_sort(all.begin(), all.end(), [](OpenIncident* a, OpenIncident* b) {
-      if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
-      return a->order < b->order;
-    });
-    for (OpenIncident* inc : all) Close(*inc, CloseReason::kExpired);
-    Forget(std::set<OpenIncident*>(all.begin(), all.end()));
+    std::stable_sort(all.begin(), all.end(), StrongerFirst);
+    std::set<OpenIncident*> unseen;
+    for (OpenIncident* inc : all) {
+      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
+      inc->dirty = false;
+      if (inc->revision == 0) unseen.insert(inc);
+    }
+    Forget(unseen);
   }
 
   Incident Build(const OpenIncident& inc) const;
@@ -443,6 +531,7 @@ uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string&
   }
   for (const auto& [k, v] : labels) d->labels.emplace(k, v);
   ++d->live_sources;
+  d->gone_since_us = 0;
   if (free_ids.empty() && forgotten_ids.size() >= reclaim_at) ReclaimIds();
   if (!free_ids.empty()) {
     const uint32_t id = free_ids.back();
@@ -502,8 +591,16 @@ std::string Correlator::Impl::SaveState() const {
       const std::string& source = w.source_id == kNoSource ? "" : source_names[w.source_id];
       workers.push_back({{"worker", WorkerToJson(w.info)}, {"source", source}});
     }
-    deps.push_back(
-        {{"name", name}, {"labels", d->labels}, {"facts", d->facts}, {"workers", workers}});
+    json recovered = json::object();
+    for (const auto& [rule, closed] : d->recovered) {
+      recovered[rule] = {{"id", closed.first}, {"at", closed.second}};
+    }
+    deps.push_back({{"name", name},
+                    {"labels", d->labels},
+                    {"facts", d->facts},
+                    {"workers", workers},
+                    {"gone_since", d->gone_since_us},
+                    {"recovered", recovered}});
   }
   json incidents = json::array();
   for (const auto& inc : open) {
@@ -529,6 +626,10 @@ std::string Correlator::Impl::SaveState() const {
                          {"anchor", inc->anchor_us},
                          {"id_time", inc->id_time_us},
                          {"seen_read", inc->seen_read},
+                         {"occurrences", inc->occurrences},
+                         {"attempt", inc->attempt_us},
+                         {"reported", inc->reported},
+                         {"regressed_from", inc->regressed_from},
                          {"revision", inc->revision},
                          {"dirty", inc->dirty},
                          {"hits", inc->hits},
@@ -546,7 +647,9 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
   using nlohmann::json;
   try {
     json state = json::parse(text);
-    if (state.at("version").get<int>() != kStateVersion) {
+    // Version 2 (before the lifetime) restores as one occurrence each.
+    const int version = state.at("version").get<int>();
+    if (version != kStateVersion && version != 2) {
       return DataLossError("correlator state: unsupported version " + state.at("version").dump());
     }
     std::map<std::string, uint32_t> ids;
@@ -575,6 +678,12 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
         d->workers.push_back(KnownWorker{WorkerFromJson(w.at("worker")),
                                          source == ids.end() ? kNoSource : source->second});
       }
+      d->gone_since_us = jd.value("gone_since", int64_t{0});
+      if (jd.contains("recovered")) {
+        for (const auto& [rule, jr] : jd.at("recovered").items()) {
+          d->recovered[rule] = {jr.at("id").get<std::string>(), jr.at("at").get<int64_t>()};
+        }
+      }
     }
     for (const json& ji : state.at("incidents")) {
       const rules::Rule* rule = rules->Find(ji.at("rule").get<std::string>());
@@ -592,6 +701,10 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       inc->anchor_us = ji.at("anchor").get<int64_t>();
       inc->id_time_us = ji.value("id_time", inc->anchor_us);  // older states: the anchor
       inc->seen_read = ji.value("seen_read", false);
+      inc->occurrences = ji.value("occurrences", 1);
+      inc->attempt_us = ji.value("attempt", inc->id_time_us);
+      inc->reported = ji.value("reported", ji.at("revision").get<int>() > 0);
+      inc->regressed_from = ji.value("regressed_from", std::string());
       inc->revision = ji.at("revision").get<int>();
       inc->dirty = ji.at("dirty").get<bool>();
       inc->hits = ji.at("hits").get<uint64_t>();
@@ -643,6 +756,8 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
   out.first_seen_us = inc.first_seen_us;
   out.last_seen_us = inc.last_seen_us;
   out.revision = inc.revision;
+  out.occurrences = inc.occurrences;
+  out.regressed_from = inc.regressed_from;
   out.remediation = rule.remediation;
 
   // Affected workers; with no worker at all (TP=1 uni executor, or only the

@@ -32,6 +32,12 @@ struct Deployment {
   std::map<std::string, std::string> facts;   // first value wins
   std::vector<KnownWorker> workers;           // worker-role streams seen
   size_t live_sources = 0;                    // registered and not forgotten
+  // Event time at which it was first seen with no live source (0: it has
+  // one): its open incidents close as gone Options::gone_after_us later.
+  int64_t gone_since_us = 0;
+  // Per rule id, the last incident closed as recovered and when: a failure of
+  // the same rule after it is a new incident that regressed from it.
+  std::map<std::string, std::pair<std::string, int64_t>> recovered;
 };
 
 struct WorkerHits {
@@ -59,13 +65,21 @@ struct OpenIncident {
   bool seen_read = false;
   std::vector<WorkerHits> workers;
   std::vector<rules::RuleHit> reraises;  // engine core / API server copies without a known origin
+  // Attempts (occurrences) folded in, and the earliest symptom time the log
+  // gave for the current one (0: none yet): a hit more than a window after it
+  // starts the next attempt. `workers` and `reraises` are the current
+  // attempt's; `reported` once the current attempt was emitted.
+  int occurrences = 1;
+  int64_t attempt_us = 0;
+  bool reported = false;
+  std::string regressed_from;
   int revision = 0;
   bool dirty = false;  // changed since last emission
   uint64_t order = 0;  // creation order, for deterministic emission
   uint64_t hits = 0;   // every hit folded in; `workers` and `reraises` keep a sample
 };
 
-constexpr int kStateVersion = 2;
+constexpr int kStateVersion = 3;  // 2: no lifetime (occurrences, gone, recovered)
 
 // However many hits fold into an incident (a worker repeating one traceback
 // for hours), it keeps this many per worker, and this many re-raises: the

@@ -140,6 +140,7 @@ std::string IncidentToJson(const Incident& incident) {
   j["identical"] = incident.identical;
   j["first_seen"] = TimeOrNull(incident.first_seen_us);
   j["last_seen"] = TimeOrNull(incident.last_seen_us);
+  j["occurrences"] = incident.occurrences;
   ordered_json stages = ordered_json::array();
   for (const IncidentStage& s : incident.stages) {
     ordered_json lines = ordered_json::array();
@@ -165,6 +166,11 @@ std::string IncidentToJson(const Incident& incident) {
   j["exception"] = Printable(incident.exception);
   j["traceback_fingerprint"] = incident.traceback_fingerprint;
   j["revision"] = incident.revision;
+  if (incident.closed != CloseReason::kNone) {
+    j["closed"] = CloseReasonName(incident.closed);
+    j["closed_at"] = TimeOrNull(incident.closed_us);
+  }
+  if (!incident.regressed_from.empty()) j["regressed_from"] = incident.regressed_from;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
@@ -188,6 +194,18 @@ std::string IncidentToText(const Incident& incident) {
   if (incident.first_seen_us != 0) {
     out << "  seen:        " << FormatRfc3339(incident.first_seen_us) << " .. "
         << FormatRfc3339(incident.last_seen_us) << "\n";
+  }
+  out << "  state:       ";
+  if (incident.closed == CloseReason::kNone) {
+    out << "open, still failing";
+  } else {
+    out << "closed, " << CloseReasonName(incident.closed);
+    if (incident.closed_us != 0) out << " at " << FormatRfc3339(incident.closed_us);
+  }
+  out << " (" << incident.occurrences
+      << (incident.occurrences == 1 ? " occurrence" : " occurrences") << ")\n";
+  if (!incident.regressed_from.empty()) {
+    out << "  regressed:   from " << incident.regressed_from << " (it had recovered)\n";
   }
   if (!incident.facts.empty()) {
     out << "  facts:      ";

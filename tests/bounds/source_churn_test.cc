@@ -99,10 +99,10 @@ TEST(SourceChurnBoundsTest,
   EXPECT_EQ(small.incidents, 20u);
   EXPECT_EQ(large.incidents, 2000u);
   // No ended stream is remembered; only deployments whose incident is still
-  // open (its window not over two windows after its hit) are.
+  // open (their sources gone for less than incidents.gone_after, 10 min) are.
   EXPECT_EQ(large.sources, 0u);
   EXPECT_EQ(large.deployments, small.deployments);
-  EXPECT_LE(large.deployments, 6u);
+  EXPECT_LE(large.deployments, 12u);
   EXPECT_EQ(large.deployments_forgotten, 2000u - large.deployments);
   // 100 times the pods, the same state (pod numbers have the same digits).
   EXPECT_LE(large.state_bytes, small.state_bytes + 64);
@@ -130,10 +130,13 @@ TEST(SourceChurnBoundsTest, AStreamNameUsedAgainAfterItWasForgottenStartsAFreshS
     EXPECT_EQ(pipeline.source_count(), 0u);
   }
   pipeline.Finish();
-  EXPECT_EQ(sink.Sorted().size(), 3u);
+  // Each restart came back within incidents.gone_after: one incident, three occurrences.
+  ASSERT_EQ(sink.Sorted().size(), 1u);
+  EXPECT_EQ(sink.Sorted()[0].occurrences, 3);
 }
 
-TEST(SourceChurnBoundsTest, AfterARestartTheIncidentOfAGonePodStillClosesAndItsDeploymentGoes) {
+TEST(SourceChurnBoundsTest,
+     AfterARestartTheIncidentOfAGonePodStillClosesAsGoneAndItsDeploymentGoes) {
   CountingEvents events;
   correlate::LatestIncidents before, after;
   SourceSpec spec;
@@ -155,10 +158,11 @@ TEST(SourceChurnBoundsTest, AfterARestartTheIncidentOfAGonePodStillClosesAndItsD
   Pipeline second(testing::EmbeddedRules(), Pipeline::Options(), events, after);
   ASSERT_TRUE(second.RestoreState(first.SaveState()).ok());
   EXPECT_EQ(second.deployment_count(), 1u);
-  for (int minute = 1; minute <= 10; ++minute) second.Advance(wall + minute * kMinute);
+  // Its source is gone for good: the incident closes once incidents.gone_after (10 min) passed.
+  for (int minute = 1; minute <= 12; ++minute) second.Advance(wall + minute * kMinute);
   ASSERT_EQ(after.Sorted().size(), 1u);
   EXPECT_EQ(after.Sorted()[0].incident_id, before.Sorted()[0].incident_id);
-  EXPECT_EQ(after.Sorted()[0].closed, correlate::CloseReason::kWindowOver);
+  EXPECT_EQ(after.Sorted()[0].closed, correlate::CloseReason::kGone);
   EXPECT_EQ(second.deployment_count(), 0u);
 }
 

@@ -28,16 +28,17 @@ using testing::WorkerProcess;
 
 // ---- correlator: open incidents --------------------------------------------
 
-// `hits` hits of one deployment, each ten minutes after the last (a new
-// incident each), with no event time moving past them: only the cap closes.
+// `hits` hits, each of a deployment of its own (a pod whose source then
+// ended), with no event time moving past them: only the cap closes.
 size_t OpenIncidentsState(int hits, CountingEvents* events, size_t* closed) {
   auto rules = BoomPack();
   correlate::LatestIncidents sink;
   correlate::Correlator::Options options;
   options.max_open_incidents = 10;
   correlate::Correlator correlator(rules, *events, sink, options);
-  const uint32_t source = correlator.AddSource("pod.log", "llama");
   for (int i = 0; i < hits; ++i) {
+    const uint32_t source = correlator.AddSource("pod-" + std::to_string(1000 + i) + ".log",
+                                                 "llama-" + std::to_string(1000 + i));
     rules::RuleHit hit;
     hit.rule = rules->Find("boom");
     hit.source_id = source;
@@ -45,6 +46,7 @@ size_t OpenIncidentsState(int hits, CountingEvents* events, size_t* closed) {
     hit.first_time_us = hit.time_us = kT0 + i * 600 * kSecond;
     hit.stages.push_back({source, static_cast<uint64_t>(1000 + i), hit.time_us, "symptom", "boom"});
     correlator.OnHit(std::move(hit));
+    correlator.ForgetSource(source);
   }
   const size_t size = correlator.SaveState().size();
   *closed = 0;

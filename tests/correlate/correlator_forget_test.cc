@@ -1,6 +1,7 @@
 // Correlator::ForgetSource: a source that will not report again gives its
 // id back and, with the last source of its deployment, the deployment's facts
-// and workers; an open incident keeps what its evidence names until it closes.
+// and workers; an open incident keeps what its evidence names until it closes (gone, once
+// its deployment has had no source for the grace).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -68,14 +69,17 @@ TEST_F(CorrelatorForgetTest, AForgottenSourceNamedByAnOpenIncidentKeepsItsNameUn
   Correlator restored(rules_, events_, sink_);
   ASSERT_TRUE(restored.RestoreState(correlator_.SaveState()).ok());
   EXPECT_EQ(restored.SaveState(), correlator_.SaveState());
-  // Two windows after its hit the incident closes, and its deployment goes.
+  // Nothing recovered: the incident stays open. With no source left its
+  // deployment closes it as gone after the grace (10 min), and then goes.
   correlator_.Advance(kT0 + 121 * kSecond);
+  EXPECT_EQ(correlator_.deployment_count(), 1u);
+  correlator_.Advance(kT0 + 121 * kSecond + 10 * 60 * kSecond);
   EXPECT_EQ(correlator_.deployment_count(), 0u);
   const auto incidents = sink_.Sorted();
   ASSERT_EQ(incidents.size(), 1u);
   ASSERT_EQ(incidents[0].evidence.size(), 1u);
   EXPECT_EQ(incidents[0].evidence[0].source, "pod-0.log");
-  EXPECT_EQ(incidents[0].closed, CloseReason::kWindowOver);
+  EXPECT_EQ(incidents[0].closed, CloseReason::kGone);
 }
 
 TEST_F(CorrelatorForgetTest, HitsAndFactsOfAForgottenSourceAreIgnored) {

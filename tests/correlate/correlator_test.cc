@@ -1,6 +1,6 @@
 // Correlator behaviour as operators see it: one incident per deployment and
 // rule, engine-core copies are not workers, late workers update the same id,
-// windows split unrelated failures, the catch-all stays quiet when a real
+// a failure again is another occurrence of the open incident, the catch-all stays quiet when a real
 // fingerprint matched.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -174,9 +174,20 @@ TEST_F(CorrelatorTest, LateWorkerUpdatesTheSameIncidentId) {
   EXPECT_EQ(incidents[0].affected, 3);
 }
 
-TEST_F(CorrelatorTest, FailuresFurtherApartThanTheWindowAreSeparateIncidents) {
+TEST_F(CorrelatorTest, TheSameFailureAgainAfterTheWindowIsTheNextOccurrenceOfTheOpenIncident) {
   correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
   correlator_.OnHit(Hit("boom", Worker(0, 200), kT0 + 600 * kSecond));
+  correlator_.Finish();
+  auto incidents = sink_.Sorted();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].occurrences, 2);
+  EXPECT_EQ(incidents[0].first_seen_us, kT0);
+  EXPECT_EQ(incidents[0].last_seen_us, kT0 + 600 * kSecond);
+}
+
+TEST_F(CorrelatorTest, AnotherRuleFailingInTheSameDeploymentIsAnotherIncident) {
+  correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
+  correlator_.OnHit(Hit("other", Worker(0, 200), kT0 + 600 * kSecond));
   correlator_.Finish();
   auto incidents = sink_.Sorted();
   ASSERT_EQ(incidents.size(), 2u);
@@ -250,8 +261,8 @@ TEST_F(CorrelatorTest, IncidentJsonCarriesTheContractFieldsInOrder) {
   for (const char* field :
        {"\"schema\":\"fingerprintd/incident/v1\"", "\"incident_id\"", "\"rule\"", "\"class\"",
         "\"severity\"", "\"confidence\"", "\"title\"", "\"deployment\"", "\"workers\"",
-        "\"identical\"", "\"first_seen\"", "\"last_seen\"", "\"stages\"", "\"facts\"",
-        "\"evidence\"", "\"explanation\"", "\"remediation\""}) {
+        "\"identical\"", "\"first_seen\"", "\"last_seen\"", "\"occurrences\"", "\"stages\"",
+        "\"facts\"", "\"evidence\"", "\"explanation\"", "\"remediation\""}) {
     size_t at = json.find(field, last);
     ASSERT_NE(at, std::string::npos) << field << " in order in " << json;
     last = at;

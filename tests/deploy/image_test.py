@@ -251,8 +251,8 @@ class ImageTest(unittest.TestCase):
         read_before = source.get("read", safe)
         second, port = start("-2")
         with open(log, "a") as out:
-            # Dated just after the example's failure (03-12 09:31:27): a line months later
-            # moves event time past the window and closes the restored incident (window_over).
+            # Dated just after the example's failure (03-12 09:31:27), as the log goes on;
+            # not a ready line, so the restored incident stays open.
             out.write("INFO 03-12 09:31:30 [api_server.py:1] the image test's line after restart\n")
         after_checkpoint = os.path.getsize(log) - safe
         new_bytes = os.path.getsize(log) - read_before

@@ -161,6 +161,23 @@ http: {{listen: 127.0.0.1:0}}
         with open(golden, "rb") as src, open(self.path("logs", name), "ab") as dst:
             dst.write(src.read())
 
+    def append(self, text, name="w.log"):
+        """Appends text to logs/NAME."""
+        with open(self.path("logs", name), "a", encoding="utf-8") as dst:
+            dst.write(text)
+
+
+# uvicorn's line once vLLM's API server serves: the engine is up (a ready rule of the pack).
+HEALTHY_START = "\x1b[0;36m(APIServer pid=1)\x1b[0;0m INFO:     Application startup complete.\n"
+
+
+def shifted(golden, hours):
+    """The fixture's lines as a restart `hours` later writes them (vLLM's
+    "03-04 10:14:37" and glog's "W0304 10:15:21" dates moved on)."""
+    with open(golden, encoding="utf-8") as f:
+        text = f.read()
+    return re.sub(r"(03-04|0304) 10:", lambda m: f"{m.group(1)} {10 + hours}:", text)
+
 
 def main(test):
     """Runs test() and exits 0, or prints the failure and exits 1."""

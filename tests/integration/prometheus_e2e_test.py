@@ -4,9 +4,14 @@ deploy/prometheus/alerts.yml) scrapes a real `fingerprintd run --config`
 (http on 127.0.0.1:0, its port read from its log). A TP=2 DeepGEMM `Unknown SF
 transformation` failure is written into a tailed file; the test waits until
 Prometheus's /api/v1/alerts shows FingerprintdHardwareSupportGap firing for the
-deployment with its rule, class, severity and remedy. It also checks, on the
-real scrape, that every fingerprintd_* metric alerts.yml and the Grafana
-dashboard name is served. Every process started is stopped, even on failure.
+deployment with its rule, class, severity and remedy. With `correlation:
+{window: 2s}` the incident's old lifetime closed it 4 s after its last hit,
+and the alert resolved while the server was still down: the test checks that
+it is still firing more than 3 evaluation intervals past that, then writes the
+deployment's healthy start (vLLM's `Application startup complete.`) and waits
+until the alert resolves. It also checks, on the real scrape, that every
+fingerprintd_* metric alerts.yml and the Grafana dashboard name is served.
+Every process started is stopped, even on failure.
 
 usage: prometheus_e2e_test.py FINGERPRINTD PROMETHEUS SOURCE_DIR
 """
@@ -15,8 +20,9 @@ import json
 import os
 import re
 import sys
+import time
 
-from prometheus_e2e_support import E2e, free_port, get, get_json, main, wait_for
+from prometheus_e2e_support import HEALTHY_START, E2e, free_port, get, get_json, main, wait_for
 
 FINGERPRINTD, PROMETHEUS, SOURCE_DIR = sys.argv[1:4]
 ALERTS = os.path.join(SOURCE_DIR, "deploy/prometheus/alerts.yml")
@@ -44,7 +50,8 @@ def hardware_alert(alerts):
 
 def test():
     with E2e("prometheus-e2e") as e2e:
-        port = e2e.start_daemon(FINGERPRINTD, e2e.daemon_config(DEPLOYMENT))
+        port = e2e.start_daemon(FINGERPRINTD, e2e.daemon_config(DEPLOYMENT,
+                                                                "correlation: {window: 2s}\n"))
         status, _ = get(f"http://127.0.0.1:{port}/metrics")
         assert status == 200, f"/metrics answered {status}"
 
@@ -104,7 +111,24 @@ scrape_configs:
         wanted = metric_names(open(ALERTS).read()) | metric_names(" ".join(exprs))
         missing = sorted(wanted - served)
         assert not missing, f"not on /metrics: {missing}"
-        print(f"alert firing with {labels}; {len(wanted)} metric names checked on /metrics")
+
+        # Nothing recovers: the old close (2 windows after the last hit) plus 3 evaluation
+        # intervals later, the alert still fires and the ranks' series are still 1.
+        time.sleep(4 + 3 + 1)
+        assert firing(), "the alert resolved while nothing had recovered"
+        _, scrape = get(f"http://127.0.0.1:{port}/metrics")
+        ranks = re.findall(r'^fingerprintd_worker_failures\{.*\} 1$', scrape, re.M)
+        assert len(ranks) == 2, f"fingerprintd_worker_failures of the 2 ranks: {ranks}"
+
+        # The deployment starts healthy: the incident closes (recovered), the alert resolves.
+        e2e.append(HEALTHY_START)
+        wait_for("the recovered close in the daemon's JSONL log",
+                 lambda: '"closed":"recovered"' in open(e2e.path("incidents.jsonl")).read(),
+                 timeout=15)
+        wait_for("FingerprintdHardwareSupportGap resolved in Prometheus",
+                 lambda: not firing(), timeout=30)
+        print(f"alert firing with {labels} past the old close, resolved after the healthy "
+              f"start; {len(wanted)} metric names checked on /metrics")
 
 
 if __name__ == "__main__":

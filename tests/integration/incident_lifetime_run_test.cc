@@ -1,0 +1,137 @@
+// The incident lifetime as an operator meets it with the real daemon: a TP=2
+// failure pages and stays open while the server stays down (long past the
+// correlation window that used to close it), and closes as recovered when
+// the same deployment starts healthy; a crash loop of five failing restarts
+// is one incident with five occurrences and replay's id, also when the
+// daemon is SIGKILLed and restarted in the middle of the loop.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "testing/http_client.h"
+#include "testing/run_harness.h"
+
+namespace fingerprintd::testing {
+namespace {
+
+using namespace run_harness;
+
+// uvicorn's line once vLLM's API server serves (after the engine is up).
+constexpr const char* kHealthyStart =
+    "\x1b[0;36m(APIServer pid=1)\x1b[0;0m INFO:     Application startup complete.\n";
+
+class IncidentLifetimeRunTest : public RunFixture {
+ protected:
+  // The golden TP=2 failure as restart `attempt` of the pod writes it: the
+  // same lines, `attempt` hours later (vLLM's "03-04 10:14:37" and glog's
+  // "W0304 10:15:21" dates).
+  std::string Attempt(int attempt) const {
+    static const std::regex date("(03-04|0304) 10:");
+    const std::string hour = "$1 " + std::to_string(10 + attempt) + ":";
+    std::string out;
+    for (const std::string& line : lines_) out += std::regex_replace(line, date, hour) + "\n";
+    return out;
+  }
+
+  // The latest JSONL revision of each incident id.
+  std::map<std::string, Json> Latest() const {
+    std::map<std::string, Json> out;
+    for (const Json& j : IncidentLines()) out[j["incident_id"].get<std::string>()] = j;
+    return out;
+  }
+  bool HasOccurrences(int n) const {
+    auto latest = Latest();
+    return latest.size() == 1 && latest.begin()->second["occurrences"] == n &&
+           latest.begin()->second["workers"]["affected"] == 2;
+  }
+  double WorkerFailures() const {
+    double sum = 0;
+    std::istringstream in(HttpGet(HttpPort(), "/metrics").body);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("fingerprintd_worker_failures{", 0) == 0) {
+        sum += std::stod(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    return sum;
+  }
+
+  // What replay of the same bytes says: (id, occurrences, closed).
+  std::tuple<std::string, int, std::string> Replayed() const {
+    auto result =
+        ReplayPaths({(dir_ / "logs" / "vllm.log").string()}, "", {{"deployment", "qwen3"}});
+    if (result.incidents.size() != 1) return {"", 0, "incidents: " + result.jsonl};
+    const auto& i = result.incidents.front();
+    return {i.incident_id, i.occurrences, std::string(correlate::CloseReasonName(i.closed))};
+  }
+};
+
+TEST_F(IncidentLifetimeRunTest,
+       AFailureStaysOpenPastManyWindowsAndClosesWhenTheServerStartsHealthy) {
+  // A 2 s window: the old lifetime closed the incident 4 s after its last hit.
+  auto daemon = StartWithConfig("correlation: {window: 2s}\n");
+  ASSERT_TRUE(WaitFor([&] { return HttpPort() != 0; })) << Stderr();
+  Append("vllm.log", Attempt(0));
+  ASSERT_TRUE(WaitFor([&] { return HasOccurrences(1); })) << Stderr();
+  ASSERT_TRUE(WaitFor([&] { return WorkerFailures() == 2; })) << Stderr();
+  std::this_thread::sleep_for(std::chrono::seconds(12));  // 6 windows of silence
+  EXPECT_EQ(Latest().begin()->second.count("closed"), 0u) << ReadFile(Incidents());
+  EXPECT_EQ(WorkerFailures(), 2) << "both ranks' series stay 1 while the server is down";
+
+  Append("vllm.log", kHealthyStart);
+  ASSERT_TRUE(WaitFor([&] { return Latest().begin()->second.count("closed") == 1; }))
+      << ReadFile(Incidents()) << Stderr();
+  EXPECT_EQ(Latest().begin()->second["closed"], "recovered");
+  EXPECT_TRUE(WaitFor([&] { return WorkerFailures() == 0; }));
+  Stop(daemon);
+  EXPECT_EQ(Replayed(), std::make_tuple(Latest().begin()->first, 1, std::string("recovered")));
+}
+
+TEST_F(IncidentLifetimeRunTest,
+       ReplayOfAFailureThenHalfAnHourOfSilenceThenAHealthyStartIsRecovered) {
+  Append("vllm.log", Attempt(0));
+  Append("vllm.log",
+         "\x1b[0;36m(APIServer pid=1)\x1b[0;0m INFO 03-04 10:45:40 [api_server.py:1885] vLLM API "
+         "server version 0.11.2\n");
+  Append("vllm.log", kHealthyStart);
+  auto [id, occurrences, closed] = Replayed();
+  EXPECT_EQ(id, ReplayIncidentId());
+  EXPECT_EQ(occurrences, 1);
+  EXPECT_EQ(closed, "recovered");
+}
+
+class CrashLoopRunTest : public IncidentLifetimeRunTest,
+                         public ::testing::WithParamInterface<bool> {};
+
+TEST_P(CrashLoopRunTest, FiveFailingRestartsAreOneIncidentWithFiveOccurrencesAndReplaysId) {
+  const bool sigkill = GetParam();
+  auto daemon = Start();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    Append("vllm.log", Attempt(attempt));
+    ASSERT_TRUE(WaitFor([&] { return HasOccurrences(attempt + 1); }))
+        << "attempt " << attempt << "\n"
+        << ReadFile(Incidents()) << Stderr();
+    if (sigkill && attempt == 2) {
+      ASSERT_EQ(daemon->Kill(SIGKILL), -1);
+      daemon = Start();
+    }
+  }
+  const auto latest = Latest();
+  ASSERT_EQ(latest.size(), 1u) << ReadFile(Incidents());
+  const Json& incident = latest.begin()->second;
+  EXPECT_EQ(incident.count("closed"), 0u);
+  EXPECT_EQ(incident["revision"].get<int>() >= 5, true);
+  int opened = 0;
+  for (const Json& j : IncidentLines()) opened += j["revision"] == 1;
+  EXPECT_EQ(opened, 1) << "paged once";
+  Stop(daemon);
+  EXPECT_EQ(Replayed(), std::make_tuple(latest.begin()->first, 5, std::string("open")));
+}
+
+INSTANTIATE_TEST_SUITE_P(LiveAndSigkilled, CrashLoopRunTest, ::testing::Bool(),
+                         [](const auto& info) {
+                           return info.param ? "SigkillAfterThree" : "Live";
+                         });
+
+}  // namespace
+}  // namespace fingerprintd::testing

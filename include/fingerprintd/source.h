@@ -212,7 +212,10 @@ std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> r
 // The least a shipped rule is tested with: two positive tests (their `expect`
 // names the rule: two shapes of its failure, such as another engine, prefix,
 // envelope or a paste) and one negative (its `expect` omits the rule: the
-// look-alike that must not become it).
+// look-alike that must not become it). For a ready rule: two positive tests
+// (a failure, then its line in two shapes: the incident expected `closed:
+// recovered`) and one negative (a line before the server is up: nothing
+// recovers).
 inline constexpr int kMinPositiveRuleTests = 2;
 inline constexpr int kMinNegativeRuleTests = 1;
 

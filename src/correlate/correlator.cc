@@ -180,16 +180,21 @@ struct Correlator::Impl {
     }
   }
 
-  // A ready line (a `kind: ready` rule): the deployment started healthy, so
-  // its failures that came before are over. Each closes as recovered, and is
-  // remembered for the regressed_from of the same failure coming back.
+  // A ready line (a `kind: ready` rule, confirmed: its required context, such
+  // as the engine's own server start, came before it): the deployment started
+  // healthy, so its failures that came before are over. Each closes as
+  // recovered, and is remembered for the regressed_from of the same failure
+  // coming back.
   void Recover(Deployment& d, const RuleHit& ready) {
+    if (ready.confidence != Confidence::kConfirmed) return;
+    const bool dated = ready.time_us != 0 && !ready.time_read;
+    if (dated) d.ready_us = std::max(d.ready_us, ready.time_us);
     std::vector<OpenIncident*> recovered;
     for (auto& inc : open) {
       if (inc->deployment != &d) continue;
       // Only what failed before the ready line (by the log's times when both
       // have one): a failure after the server came up is not healed by it.
-      if (!ready.time_read && !inc->seen_read && inc->last_seen_us > ready.time_us) continue;
+      if (dated && !inc->seen_read && inc->last_seen_us > ready.time_us) continue;
       recovered.push_back(inc.get());
     }
     if (recovered.empty()) return;
@@ -231,6 +236,14 @@ struct Correlator::Impl {
     // Page as soon as every expected worker of the attempt reported; later
     // changes are emitted at the attempt window's end or Finish().
     if (Strength(*inc) == kStrongest && !inc->reported && AllReported(*inc)) Emit(*inc);
+    // A failure decided after a ready line that its log time precedes (a
+    // symptom waiting for its traceback until the end of the input) had
+    // already recovered: the order of decisions must not keep it open.
+    if (!inc->seen_read && inc->last_seen_us != 0 && inc->last_seen_us < d->ready_us) {
+      Close(*inc, CloseReason::kRecovered, d->ready_us);
+      if (inc->revision > 0) d->recovered[inc->rule->id] = {inc->id, d->ready_us};
+      Forget({inc});
+    }
   }
 
   // Files the hit under its worker. A worker is a rank of the deployment: the
@@ -466,9 +479,8 @@ struct Correlator::Impl {
       if (inc->last_seen_us == 0) continue;
       const int64_t window = Window(*inc->rule);
       if (inc->last_seen_us + window < now_us) ended.push_back(inc.get());
-      if (inc->revision == 0 && inc->last_seen_us + 2 * window < now_us) {
-        unseen.push_back(inc.get());
-      } else if (options.max_age_us > 0 && inc->last_seen_us + options.max_age_us < now_us) {
+      if (inc->last_seen_us + 2 * window < now_us) unseen.push_back(inc.get());
+      if (options.max_age_us > 0 && inc->last_seen_us + options.max_age_us < now_us) {
         expired.push_back(inc.get());
       }
     }
@@ -478,6 +490,10 @@ struct Correlator::Impl {
       if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
       inc->dirty = false;
     }
+    // Still never emitted a window after its window ended: a stronger
+    // incident covered it.
+    std::erase_if(unseen, [](const OpenIncident* inc) { return inc->revision > 0; });
+    std::erase_if(expired, [](const OpenIncident* inc) { return inc->revision == 0; });
     std::set<OpenIncident*> closed(unseen.begin(), unseen.end());
     for (auto [list, reason] :
          {std::pair{&expired, CloseReason::kExpired}, std::pair{&gone, CloseReason::kGone}}) {
@@ -600,6 +616,7 @@ std::string Correlator::Impl::SaveState() const {
                     {"facts", d->facts},
                     {"workers", workers},
                     {"gone_since", d->gone_since_us},
+                    {"ready", d->ready_us},
                     {"recovered", recovered}});
   }
   json incidents = json::array();
@@ -679,6 +696,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
                                          source == ids.end() ? kNoSource : source->second});
       }
       d->gone_since_us = jd.value("gone_since", int64_t{0});
+      d->ready_us = jd.value("ready", int64_t{0});
       if (jd.contains("recovered")) {
         for (const auto& [rule, jr] : jd.at("recovered").items()) {
           d->recovered[rule] = {jr.at("id").get<std::string>(), jr.at("at").get<int64_t>()};

@@ -35,6 +35,9 @@ struct Deployment {
   // Event time at which it was first seen with no live source (0: it has
   // one): its open incidents close as gone Options::gone_after_us later.
   int64_t gone_since_us = 0;
+  // Log time of its latest dated ready line (0: none): a failure dated before
+  // it but decided after it is closed as recovered at once.
+  int64_t ready_us = 0;
   // Per rule id, the last incident closed as recovered and when: a failure of
   // the same rule after it is a new incident that regressed from it.
   std::map<std::string, std::pair<std::string, int64_t>> recovered;

@@ -408,7 +408,8 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
     if (!expect.IsDefined()) return ctx.Error(item, where + ".expect", "missing required field");
     if (!expect.IsSequence()) return ctx.Error(expect, where + ".expect", "expected a list");
     for (const auto& e : expect) {
-      if (Status s = CheckKeys(ctx, e, where + ".expect", {"rule", "confidence", "affected"});
+      if (Status s = CheckKeys(ctx, e, where + ".expect",
+                               {"rule", "confidence", "affected", "occurrences", "closed"});
           !s.ok())
         return s;
       RuleTest::Expected exp;
@@ -425,6 +426,21 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
         }
         exp.affected = affected;
       }
+      if (e["occurrences"].IsDefined()) {
+        int occurrences = 0;
+        if (!YAML::convert<int>::decode(e["occurrences"], occurrences) || occurrences < 1) {
+          return ctx.Error(e["occurrences"], where + ".expect.occurrences",
+                           "expected a count of at least 1");
+        }
+        exp.occurrences = occurrences;
+      }
+      if (Status s = GetString(ctx, e, "closed", false, &exp.closed); !s.ok()) return s;
+      static const std::set<std::string> kStates = {"open", "recovered", "gone", "expired",
+                                                    "evicted"};
+      if (!exp.closed.empty() && kStates.count(exp.closed) == 0) {
+        return ctx.Error(e["closed"], where + ".expect.closed",
+                         "expected open, recovered, gone, expired or evicted");
+      }
       test.expect.push_back(std::move(exp));
     }
     rule->tests.push_back(std::move(test));
@@ -432,15 +448,8 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
   return OkStatus();
 }
 
-Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
-  Context ctx = file_ctx;
-  if (root.IsMap() && root["id"].IsScalar()) ctx.set_rule(root["id"].as<std::string>());
-  if (Status s = CheckKeys(ctx, root, "",
-                           {"id", "title", "class", "severity", "library", "phase", "maxspan",
-                            "window", "fallback", "family", "last_exception", "sequence",
-                            "traceback", "unless", "facts", "explanation", "remediation", "tests"});
-      !s.ok())
-    return s;
+// Checks the id: kebab-case, and the file's stem.
+Status ParseRuleId(const Context& ctx, const YAML::Node& root, Rule* rule) {
   if (Status s = GetString(ctx, root, "id", true, &rule->id); !s.ok()) return s;
   static const RE2 kKebab("[a-z0-9]+(-[a-z0-9]+)*");
   if (!RE2::FullMatch(rule->id, kKebab)) {
@@ -450,6 +459,51 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   if (stem != rule->id) {
     return ctx.Error(root["id"], "id", "must equal the file name stem '" + stem + "'");
   }
+  return OkStatus();
+}
+
+// `kind: ready`: the line an engine prints once it serves (the deployment
+// started healthy). Its hit closes the deployment's open incidents as
+// recovered and is never an incident, so what describes an incident (class,
+// severity, explanation, remedies, tracebacks, facts, layers) is an error.
+Status ParseReadyRule(const Context& ctx, const YAML::Node& root, Rule* rule) {
+  rule->kind = RuleKind::kReady;
+  for (const char* key :
+       {"class", "severity", "library", "phase", "fallback", "family", "last_exception",
+        "traceback", "unless", "facts", "explanation", "remediation"}) {
+    if (root[key].IsDefined()) {
+      return ctx.Error(
+          root[key], key,
+          "not allowed for kind: ready (a ready line closes incidents, it is not one)");
+    }
+  }
+  if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
+  if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
+  if (Status s = GetDuration(ctx, root, "maxspan", &rule->maxspan_us); !s.ok()) return s;
+  if (Status s = GetDuration(ctx, root, "window", &rule->window_us); !s.ok()) return s;
+  if (Status s = ParseStages(ctx, root, rule); !s.ok()) return s;
+  if (Status s = ParseTests(ctx, root["tests"], rule); !s.ok()) return s;
+  rule->file = ctx.file();
+  return OkStatus();
+}
+
+Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
+  Context ctx = file_ctx;
+  if (root.IsMap() && root["id"].IsScalar()) ctx.set_rule(root["id"].as<std::string>());
+  if (Status s = CheckKeys(ctx, root, "",
+                           {"id", "kind", "title", "class", "severity", "library", "phase",
+                            "maxspan", "window", "fallback", "family", "last_exception", "sequence",
+                            "traceback", "unless", "facts", "explanation", "remediation", "tests"});
+      !s.ok())
+    return s;
+  std::string kind = "failure";
+  if (Status s = GetString(ctx, root, "kind", false, &kind); !s.ok()) return s;
+  if (kind == "ready") {
+    return ParseReadyRule(ctx, root, rule);
+  } else if (kind != "failure") {
+    return ctx.Error(root["kind"], "kind", "expected failure or ready, got '" + kind + "'");
+  }
+  if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "class", true, &rule->rule_class); !s.ok()) return s;
   if (!IsValidRuleClass(rule->rule_class)) {

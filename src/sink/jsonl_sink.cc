@@ -56,10 +56,10 @@ void JsonlIncidentSink::LoadWritten() {
   }
 }
 
-void JsonlIncidentSink::OnIncident(correlate::IncidentChange change,
+// Every change is a revision, the close included: one line each.
+void JsonlIncidentSink::OnIncident(correlate::IncidentChange /*change*/,
                                    const correlate::Incident& incident) {
-  if (change == correlate::IncidentChange::kClosed) return;  // see the header
-  if (written_.size() > kMaxRemembered) written_.clear();    // only a restart's re-reads matter
+  if (written_.size() > kMaxRemembered) written_.clear();  // only a restart's re-reads matter
   if (!written_.emplace(incident.incident_id, incident.revision).second) {
     ++duplicates_skipped_;
     return;

@@ -9,10 +9,9 @@
 //   * kOpened and kUpdated: the incident's current revision, one line each,
 //     so a reader tailing the file sees a failure the moment it is decided
 //     and every later worker as a new line with a higher `revision`;
-//   * kClosed: nothing. A close does not make a new revision, and the replay
-//     JSONL contract has no status field; the last line written for an id is
-//     its final state. Close reasons go to metrics and Alertmanager (their own
-//     sinks), and to the daemon's log.
+//   * kClosed: the close, a revision of its own with `closed` (the reason)
+//     and `closed_at`. An incident with no such line is still open; the last
+//     line written for an id is its final state.
 //
 // Durability: each line is written with one write(2) and, for a file,
 // fsync'd before OnIncident returns. Exactly once across restarts: when a

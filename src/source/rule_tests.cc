@@ -1,6 +1,7 @@
 // Runs the tests embedded in rule files. A test passes when the incidents its
-// log yields are exactly the expected ones (rule, confidence, affected count),
-// as a multiset, in any order. Also lints that every rule has enough of them.
+// log yields are exactly the expected ones (rule, confidence, affected count,
+// occurrences, and open or the close reason at the end of the log), as a
+// multiset, in any order. Also lints that every rule has enough of them.
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -13,7 +14,8 @@ namespace {
 std::string Describe(const correlate::Incident& i) {
   std::ostringstream out;
   out << "{rule: " << i.rule->id << ", confidence: " << rules::ConfidenceName(i.confidence)
-      << ", affected: " << i.affected << "}";
+      << ", affected: " << i.affected << ", occurrences: " << i.occurrences
+      << ", closed: " << correlate::CloseReasonName(i.closed) << "}";
   return out.str();
 }
 
@@ -22,6 +24,8 @@ std::string Describe(const rules::RuleTest::Expected& e) {
   out << "{rule: " << e.rule;
   if (!e.confidence.empty()) out << ", confidence: " << e.confidence;
   if (e.affected >= 0) out << ", affected: " << e.affected;
+  if (e.occurrences >= 1) out << ", occurrences: " << e.occurrences;
+  if (!e.closed.empty()) out << ", closed: " << e.closed;
   out << "}";
   return out.str();
 }
@@ -29,6 +33,8 @@ std::string Describe(const rules::RuleTest::Expected& e) {
 bool Matches(const rules::RuleTest::Expected& e, const correlate::Incident& i) {
   if (e.rule != i.rule->id) return false;
   if (!e.confidence.empty() && e.confidence != rules::ConfidenceName(i.confidence)) return false;
+  if (e.occurrences >= 1 && e.occurrences != i.occurrences) return false;
+  if (!e.closed.empty() && e.closed != correlate::CloseReasonName(i.closed)) return false;
   return e.affected < 0 || e.affected == i.affected;
 }
 
@@ -73,24 +79,31 @@ std::vector<RuleTestResult> RunRuleTests(std::shared_ptr<const rules::RuleSet> r
 std::vector<std::string> LintRuleTests(const rules::RuleSet& rules) {
   std::vector<std::string> problems;
   for (const rules::Rule& rule : rules.rules()) {
+    // A failure rule's positive test expects its incident; a ready rule's, an
+    // incident closed as recovered (its line came after the failure).
+    auto positive_expect = [&](const rules::RuleTest::Expected& e) {
+      return rule.kind == rules::RuleKind::kReady ? e.closed == "recovered" : e.rule == rule.id;
+    };
     int positive = 0;
     for (const rules::RuleTest& test : rule.tests) {
-      bool names_rule = std::any_of(test.expect.begin(), test.expect.end(),
-                                    [&](const auto& e) { return e.rule == rule.id; });
-      if (names_rule) ++positive;
+      if (std::any_of(test.expect.begin(), test.expect.end(), positive_expect)) ++positive;
     }
+    const char* positive_is = rule.kind == rules::RuleKind::kReady
+                                  ? " positive test(s) (whose expect has closed: recovered)"
+                                  : " positive test(s) (whose expect names this rule)";
+    const char* negative_is = rule.kind == rules::RuleKind::kReady
+                                  ? " negative test(s) (nothing recovered)"
+                                  : " negative test(s) (whose expect omits this rule)";
     const int negative = static_cast<int>(rule.tests.size()) - positive;
     const std::string where = rule.file + ":" +
                               std::to_string(rule.tests.empty() ? 1 : rule.tests.front().line) +
                               ": rule " + rule.id + ": tests: ";
     if (positive < kMinPositiveRuleTests) {
-      problems.push_back(where + std::to_string(positive) +
-                         " positive test(s) (whose expect names this rule), at least " +
+      problems.push_back(where + std::to_string(positive) + positive_is + ", at least " +
                          std::to_string(kMinPositiveRuleTests) + " required");
     }
     if (negative < kMinNegativeRuleTests) {
-      problems.push_back(where + std::to_string(negative) +
-                         " negative test(s) (whose expect omits this rule), at least " +
+      problems.push_back(where + std::to_string(negative) + negative_is + ", at least " +
                          std::to_string(kMinNegativeRuleTests) + " required");
     }
   }

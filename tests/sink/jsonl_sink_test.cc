@@ -51,19 +51,24 @@ class JsonlSinkTest : public ::testing::Test {
   std::string path_;
 };
 
-TEST_F(JsonlSinkTest, EachRevisionIsOneLineAndACloseWritesNothing) {
+TEST_F(JsonlSinkTest, EachRevisionIsOneLineTheCloseIncluded) {
   auto sink = JsonlIncidentSink::Open(path_);
   ASSERT_TRUE(sink.ok()) << sink.status().message();
   correlate::Incident incident = MakeIncident("inc-1", 1);
   (*sink)->OnIncident(IncidentChange::kOpened, incident);
   incident.revision = 2;
   (*sink)->OnIncident(IncidentChange::kUpdated, incident);
+  EXPECT_EQ(Lines().back(), correlate::IncidentToJson(incident));  // the replay object, as is
+  incident.revision = 3;
   incident.closed = correlate::CloseReason::kRecovered;
+  incident.closed_us = 1'770'000'000'000'000;
   (*sink)->OnIncident(IncidentChange::kClosed, incident);
   std::vector<std::string> lines = Lines();
-  ASSERT_EQ(lines.size(), 2u);
-  incident.closed = correlate::CloseReason::kNone;
-  EXPECT_EQ(lines[1], correlate::IncidentToJson(incident));  // the replay object, as is
+  ASSERT_EQ(lines.size(), 3u) << "the close is a revision of its own";
+  auto closed = nlohmann::json::parse(lines[2]);
+  EXPECT_EQ(closed["closed"], "recovered");
+  EXPECT_EQ(closed["closed_at"], "2026-02-02T02:40:00Z");
+  EXPECT_EQ(closed["revision"], 3);
   auto json = nlohmann::json::parse(lines[0]);
   EXPECT_EQ(json["schema"], "fingerprintd/incident/v1");
   EXPECT_EQ(json["revision"], 1);

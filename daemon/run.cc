@@ -227,6 +227,16 @@ class Daemon {
                  config_.incidents_path == "-" ? "stdout" : config_.incidents_path);
     if (Status s = SdNotify("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
     io_.run();
+    // SIGTERM: what Alertmanager has not received yet (a close above all) is
+    // sent before the exit, for at most the push timeout.
+    if (alertmanager) {
+      io_.restart();
+      alertmanager->Flush([this](size_t left) {
+        if (left > 0) spdlog::warn("alertmanager: {} alert(s) not delivered before exit", left);
+        io_.stop();
+      });
+      io_.run();
+    }
     spdlog::info(
         "stopped: {} lines, {} bytes, {} rotation(s), {} truncation(s), {} dropped, {} line(s) "
         "read again",

@@ -98,7 +98,8 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
         url_(std::move(url)),
         events_(events),
         resend_timer_(io),
-        retry_timer_(io) {
+        retry_timer_(io),
+        flush_timer_(io) {
     if (!options_.now_us) options_.now_us = SystemNowMicros;
     backoff_us_ = options_.backoff_initial_us;
   }
@@ -113,7 +114,13 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     stopped_ = true;
     resend_timer_.cancel();
     retry_timer_.cancel();
+    flush_timer_.cancel();
     if (attempt_) attempt_->Abort();
+    if (flush_done_) {
+      auto done = std::move(flush_done_);
+      flush_done_ = nullptr;
+      done(queue_.size() + in_flight_.size());
+    }
   }
 
   void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) {
@@ -121,7 +128,11 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     PendingAlert alert = AlertOf(incident);
     if (change == correlate::IncidentChange::kClosed) {
       open_.erase(incident.incident_id);
-      alert.ends_at_us = std::max(options_.now_us(), alert.starts_at_us);
+      // The close's own time, never before startsAt nor in the future (a log
+      // clock off by hours must not keep it firing or reject it).
+      const int64_t now = options_.now_us();
+      const int64_t closed = incident.closed_us != 0 ? std::min(incident.closed_us, now) : now;
+      alert.ends_at_us = std::max(closed, alert.starts_at_us);
     } else {
       open_[incident.incident_id] = alert;
     }
@@ -237,13 +248,45 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     TrimToCap();
   }
 
+  // At the cap the oldest change of an open incident goes first (it is
+  // resent at the next interval anyway); a close (the only message that
+  // resolves its alert) goes only when the queue holds nothing else.
   void TrimToCap() {
     while (queue_.size() > options_.queue_size) {
-      index_.erase(queue_.front().incident_id);
-      queue_.pop_front();
+      auto victim = std::find_if(queue_.begin(), queue_.end(),
+                                 [](const PendingAlert& a) { return a.ends_at_us == 0; });
+      if (victim == queue_.end()) victim = queue_.begin();
+      index_.erase(victim->incident_id);
+      queue_.erase(victim);
       ++stats_.evicted;
       events_.StateEvicted(Evicted::kAlert);
     }
+  }
+
+ public:
+  // Shutdown: no more resends; what is queued is sent, and `done(left)` is
+  // called once nothing is queued or in flight, or after the push timeout
+  // with the alerts left unsent (then abandoned: endsAt resolves the open ones).
+  void Flush(std::function<void(size_t)> done) {
+    if (stopped_) {
+      done(queue_.size());
+      return;
+    }
+    flush_done_ = std::move(done);
+    resend_timer_.cancel();
+    resend_due_ = false;
+    flush_timer_.expires_after(std::chrono::microseconds(options_.timeout_us));
+    flush_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->FlushOver();
+    });
+    if (!started_) started_ = true;
+    Pump();
+    if (!attempt_ && queue_.empty()) FlushOver();
+  }
+
+ private:
+  void FlushOver() {
+    if (flush_done_) Stop();  // calls done with what is left
   }
 
   std::string Render(const std::vector<PendingAlert>& batch) const {
@@ -347,6 +390,7 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     }
     in_flight_.clear();
     Pump();
+    if (flush_done_ && !attempt_ && queue_.empty()) FlushOver();
   }
 
   // The failed batch's changes go back to the head, unless a newer state of
@@ -384,6 +428,8 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
   PipelineEvents& events_;
   asio::steady_timer resend_timer_;
   asio::steady_timer retry_timer_;
+  asio::steady_timer flush_timer_;
+  std::function<void(size_t)> flush_done_;    // set while flushing at shutdown
   std::map<std::string, PendingAlert> open_;  // open incidents, resent
   std::list<PendingAlert> queue_;
   std::unordered_map<std::string, std::list<PendingAlert>::iterator> index_;
@@ -422,6 +468,7 @@ AlertmanagerSink::~AlertmanagerSink() { impl_->Stop(); }
 
 void AlertmanagerSink::Start() { impl_->Start(); }
 void AlertmanagerSink::Stop() { impl_->Stop(); }
+void AlertmanagerSink::Flush(std::function<void(size_t)> done) { impl_->Flush(std::move(done)); }
 
 void AlertmanagerSink::OnIncident(correlate::IncidentChange change,
                                   const correlate::Incident& incident) {

@@ -23,10 +23,17 @@
 //                log zone must not make Alertmanager reject the alert);
 //   endsAt       while open: now + 4 resend intervals, recomputed at every
 //                send, so Alertmanager keeps it firing between resends and
-//                resolves it by itself if the daemon disappears; once closed:
-//                the close time, which resolves it.
+//                resolves it by itself if the daemon disappears (what
+//                Prometheus does for its own alerts); once closed: the close
+//                time (never before startsAt, never in the future), which
+//                resolves it. No endsAt at or before now is sent otherwise.
 // An open incident is sent when opened or updated and again every
-// resend_interval; a closed one once more with its endsAt, then forgotten.
+// resend_interval, however long it stays open (a crash loop's occurrences
+// are updates of one alert); a closed one once more with its endsAt (the
+// close's time), then forgotten. An incident that opened and closed while
+// Alertmanager was unreachable is still delivered, resolved, with its real
+// startsAt: its close waits in the queue, and at the cap the changes of open
+// incidents (resent anyway) are dropped before any close.
 // A close of an incident this sink never saw opened (one restored from a
 // checkpoint) is sent too.
 //
@@ -124,6 +131,12 @@ class AlertmanagerSink final : public correlate::IncidentSink {
   // Cancels the timers and the POST in flight; no callback runs after it and
   // nothing more is sent (what is queued is abandoned: endsAt resolves it).
   void Stop();
+  // On shutdown (SIGTERM), before Stop(): no more resends, the queued changes
+  // (a close above all) are sent, retried with backoff, and `done(left)` runs
+  // once nothing is queued or in flight, or when the push timeout has passed
+  // (`left` alerts abandoned); the sink is stopped then. The io_context must
+  // run until `done` is called.
+  void Flush(std::function<void(size_t left)> done);
 
   // Queues the incident's alert; never blocks.
   void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override;

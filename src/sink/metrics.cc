@@ -25,6 +25,16 @@ Metrics::Metrics(std::string_view version)
                      .Name("fingerprintd_incidents_total")
                      .Help("Incidents opened, by rule, class and severity")
                      .Register(*registry_)),
+      occurrences_total_(
+          BuildCounter()
+              .Name("fingerprintd_incident_occurrences_total")
+              .Help("Occurrences of open incidents after their first (a crash loop's restarts), "
+                    "by rule, class and severity")
+              .Register(*registry_)),
+      incidents_closed_(BuildCounter()
+                            .Name("fingerprintd_incidents_closed_total")
+                            .Help("Incidents closed, by reason (recovered, gone, expired, evicted)")
+                            .Register(*registry_)),
       worker_failures_(BuildGauge()
                            .Name("fingerprintd_worker_failures")
                            .Help("1 while the rank belongs to an open incident of the rule")
@@ -260,6 +270,23 @@ void Metrics::StateEvicted(Evicted what) {
 }
 
 void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) {
+  // Recurrences: the increase of `occurrences` over what this sink last saw
+  // of the incident (the first sight, a restored incident too, counts none).
+  if (change == correlate::IncidentChange::kClosed) {
+    occurrences_.erase(incident.incident_id);
+    incidents_closed_.Add({{"reason", std::string(correlate::CloseReasonName(incident.closed))}})
+        .Increment();
+  } else {
+    int& seen = occurrences_[incident.incident_id];
+    if (seen > 0 && incident.occurrences > seen) {
+      occurrences_total_
+          .Add({{"rule", incident.rule->id},
+                {"class", incident.rule->rule_class},
+                {"severity", std::string(rules::SeverityName(incident.rule->severity))}})
+          .Increment(incident.occurrences - seen);
+    }
+    seen = std::max(seen, incident.occurrences);
+  }
   // Drop what this incident held, then take what it holds now (nothing once
   // closed); a gauge is 1 while any open incident holds it.
   for (prometheus::Gauge* gauge : open_[incident.incident_id]) {

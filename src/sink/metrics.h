@@ -158,6 +158,8 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
 
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& incidents_;
+  prometheus::Family<prometheus::Counter>& occurrences_total_;
+  prometheus::Family<prometheus::Counter>& incidents_closed_;
   prometheus::Family<prometheus::Gauge>& worker_failures_;
   prometheus::Family<prometheus::Gauge>& expected_workers_;
   prometheus::Family<prometheus::Gauge>& sources_open_;
@@ -198,6 +200,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   // fingerprintd_incident_expected_workers series each open incident sets, by id.
   std::map<std::string, prometheus::Gauge*> expected_;
   std::map<prometheus::Gauge*, int> holders_;  // open incidents holding each gauge at 1
+  std::map<std::string, int> occurrences_;     // of each open incident, as last seen
   int64_t checkpoint_at_us_ = 0;
   uint64_t lines_ = 0, lines_reread_ = 0, bytes_ = 0, dropped_lines_ = 0, released_ = 0;
 };

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "testing/sanitizers.h"
 
 namespace fingerprintd::config {
 namespace {
@@ -33,7 +34,7 @@ long ResidentPages() {
 }
 
 TEST(ConfigMemoryTest, ParsingTheConfigAgainAndAgainLeavesNothingBehind) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FINGERPRINTD_ASAN)
   GTEST_SKIP() << "ASan keeps freed memory in quarantine; mallinfo2 is not its allocator's";
 #else
   const std::string text = EveryKey();

@@ -200,7 +200,9 @@ TEST(MonitoringAssetsTest, EveryHardwareSupportRuleOfThePackHasItsRemedyInThePag
 TEST(MonitoringAssetsTest, EveryRunbookAnAlertPointsAtIsAReadmeSection) {
   std::string readme = ReadText("README.md");
   std::set<std::string> classes;
-  for (const rules::Rule& rule : EmbeddedRules()->rules()) classes.insert(rule.rule_class);
+  for (const rules::Rule& rule : EmbeddedRules()->rules()) {
+    if (rule.kind == rules::RuleKind::kFailure) classes.insert(rule.rule_class);  // ready: none
+  }
   for (const std::string& rule_class : classes) {
     EXPECT_THAT(readme, HasSubstr("\n#### Runbook: " + rule_class + "\n")) << rule_class;
   }

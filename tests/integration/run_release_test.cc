@@ -18,6 +18,7 @@
 
 #include "testing/http_client.h"
 #include "testing/run_harness.h"
+#include "testing/sanitizers.h"
 
 namespace fingerprintd::testing {
 namespace {
@@ -149,7 +150,7 @@ TEST_F(RunReleaseTest, AGibibyteWrittenThroughTeeStaysUnderItsBoundOnDiskAndEver
   // Written at a steady 32 MiB/s (a busy vLLM writes ~100 KB/s): the daemon
   // reads ~200 MB/s on one core, and the half of the bound left for unread
   // bytes (release_policy.h) covers it being off the CPU for 1.7 s.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FINGERPRINTD_ASAN)
   // The sanitizer build reads ~10x slower: a quarter of the data, slower.
   constexpr uint64_t kTotal = 256 * kMiB;
   constexpr uint64_t kRate = 8 * kMiB;

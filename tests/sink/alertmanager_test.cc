@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "testing/counting_events.h"
@@ -333,6 +334,87 @@ TEST_F(AlertmanagerSinkTest, WhileDownTheQueueKeepsTheNewestAlertsAndCountsTheOl
     for (const Json& a : r.body) ids.push_back(a["labels"]["incident_id"]);
   }
   EXPECT_EQ(ids, (std::vector<std::string>{"inc-4", "inc-5"}));
+}
+
+TEST_F(AlertmanagerSinkTest,
+       AnIncidentOpenedAndClosedWhileDownIsDeliveredResolvedAndOutlivesTheCap) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port),
+                   [](AlertmanagerOptions& o) { o.queue_size = 2; });
+  correlate::Incident brief = IncidentOf("inc-brief", {0, 1});
+  brief.first_seen_us = kNow - 60'000'000;
+  sink->OnIncident(correlate::IncidentChange::kOpened, brief);
+  brief.revision = 2;
+  brief.closed = correlate::CloseReason::kRecovered;
+  brief.closed_us = kNow - 10'000'000;
+  sink->OnIncident(correlate::IncidentChange::kClosed, brief);
+  // Later open incidents fill the queue past its cap: they go, not the close.
+  for (int i = 1; i <= 3; ++i) {
+    sink->OnIncident(correlate::IncidentChange::kOpened,
+                     IncidentOf("inc-open-" + std::to_string(i), {0}));
+  }
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().posts_failed >= 1; }));
+  EXPECT_EQ(sink->stats().evicted, 2u);
+  FakeAlertmanager am(io_, port);
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent >= 2; }));
+  const Json& resolved = am.requests.front().body[0];
+  EXPECT_EQ(resolved["labels"]["incident_id"], "inc-brief");
+  EXPECT_EQ(resolved["startsAt"], correlate::FormatRfc3339(kNow - 60'000'000));
+  EXPECT_EQ(resolved["endsAt"], correlate::FormatRfc3339(kNow - 10'000'000));
+}
+
+TEST_F(AlertmanagerSinkTest, ACrashLoopsOccurrencesAreUpdatesOfOneAlertThatStaysFiring) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url());
+  correlate::Incident incident = IncidentOf("inc-loop", {0, 1});
+  sink->OnIncident(correlate::IncidentChange::kOpened, incident);
+  for (int occurrence = 2; occurrence <= 5; ++occurrence) {
+    ASSERT_TRUE(
+        RunUntil([&] { return am.requests.size() >= static_cast<size_t>(occurrence - 1); }));
+    incident.revision = occurrence;
+    incident.occurrences = occurrence;
+    sink->OnIncident(correlate::IncidentChange::kUpdated, incident);
+  }
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 5; }));
+  std::set<std::string> ids;
+  for (const Request& r : am.requests) {
+    for (const Json& a : r.body) {
+      ids.insert(a["labels"]["incident_id"]);
+      EXPECT_GT(a["endsAt"].get<std::string>(), correlate::FormatRfc3339(kNow)) << "still firing";
+    }
+  }
+  EXPECT_EQ(ids, std::set<std::string>{"inc-loop"});
+  EXPECT_EQ(sink->stats().open, 1u);
+}
+
+TEST_F(AlertmanagerSinkTest, OnShutdownTheQueuedCloseIsFlushedBeforeExit) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port));
+  correlate::Incident incident = IncidentOf("inc-1", {0});
+  incident.closed = correlate::CloseReason::kRecovered;
+  sink->OnIncident(correlate::IncidentChange::kClosed, incident);
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().posts_failed >= 1; }));
+  FakeAlertmanager am(io_, port);  // back while the daemon stops
+  std::optional<size_t> left;
+  sink->Flush([&](size_t n) { left = n; });
+  ASSERT_TRUE(RunUntil([&] { return left.has_value(); }));
+  EXPECT_EQ(*left, 0u);
+  ASSERT_EQ(am.requests.size(), 1u);
+  EXPECT_EQ(am.requests[0].body[0]["labels"]["incident_id"], "inc-1");
+}
+
+TEST_F(AlertmanagerSinkTest, OnShutdownAnUnreachableAlertmanagerIsGivenUpAfterThePushTimeout) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port),
+                   [](AlertmanagerOptions& o) { o.timeout_us = 200'000; });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  std::optional<size_t> left;
+  const auto start = std::chrono::steady_clock::now();
+  sink->Flush([&](size_t n) { left = n; });
+  ASSERT_TRUE(RunUntil([&] { return left.has_value(); }));
+  EXPECT_EQ(*left, 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_GE(sink->stats().posts_failed, 1u);
 }
 
 TEST_F(AlertmanagerSinkTest, ANewerStateOfAQueuedIncidentReplacesIt) {

@@ -62,6 +62,31 @@ TEST(MetricsTest, AWorkerFailureIsOneWhileItsIncidentIsOpenAndZeroOnceItCloses) 
   EXPECT_THAT(metrics.Serialize(0), HasSubstr(rank1 + " 0"));
 }
 
+TEST(MetricsTest, ACrashLoopStaysOneWhileItsOccurrencesAreCountedAndTheCloseByItsReason) {
+  Metrics metrics("1");
+  const std::string rank0 =
+      R"(fingerprintd_worker_failures{class="hardware_support",deployment="qwen3",rank="0",)"
+      R"(rule="deepgemm-unknown-sf-transformation"})";
+  correlate::Incident incident = IncidentOf("inc-loop", {0});
+  metrics.OnIncident(correlate::IncidentChange::kOpened, incident);
+  for (int occurrence = 2; occurrence <= 5; ++occurrence) {
+    incident.occurrences = occurrence;
+    metrics.OnIncident(correlate::IncidentChange::kUpdated, incident);
+    EXPECT_THAT(metrics.Serialize(0), HasSubstr(rank0 + " 1")) << "restart " << occurrence;
+  }
+  // (fingerprintd_incidents_total counts openings, through
+  // PipelineEvents::IncidentOpened: the correlator opens a crash loop once.)
+  const std::string text = metrics.Serialize(0);
+  EXPECT_THAT(text,
+              HasSubstr(R"(fingerprintd_incident_occurrences_total{class="hardware_support",)"
+                        R"(rule="deepgemm-unknown-sf-transformation",severity="critical"} 4)"));
+  incident.closed = correlate::CloseReason::kRecovered;
+  metrics.OnIncident(correlate::IncidentChange::kClosed, incident);
+  EXPECT_THAT(metrics.Serialize(0), HasSubstr(rank0 + " 0"));
+  EXPECT_THAT(metrics.Serialize(0),
+              HasSubstr(R"(fingerprintd_incidents_closed_total{reason="recovered"} 1)"));
+}
+
 TEST(MetricsTest, SourcesPastTheCapAreCountedUnderOther) {
   Metrics metrics("1");
   for (size_t i = 0; i < kMaxLabelValues + 5; ++i) metrics.LineRead(std::to_string(i), 1);

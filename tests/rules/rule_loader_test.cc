@@ -76,6 +76,58 @@ TEST(RuleLoaderTest, InvalidRe2PatternNamesRuleFieldAndLine) {
                                       "sequence[0].patterns[0]: invalid RE2 pattern"));
 }
 
+// A ready rule: the line a server prints once it serves.
+std::string ReadyRule(const std::string& extra = "") {
+  return R"(id: up
+kind: ready
+title: "The server serves"
+sequence:
+  - id: ready
+    patterns: ['Application startup complete']
+    symptom: true
+)" + extra +
+         R"(tests:
+  - name: recovered
+    log: |
+      x
+    expect:
+      - {rule: other, occurrences: 2, closed: recovered}
+)";
+}
+
+TEST(RuleLoaderTest, AReadyRuleLoadsWithoutClassSeverityOrRemedies) {
+  auto result = LoadRuleTexts({{"rules/facts.yaml", kFacts}, {"rules/up.yaml", ReadyRule()}});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const Rule* rule = (*result)->Find("up");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(rule->kind, RuleKind::kReady);
+  ASSERT_EQ(rule->tests.size(), 1u);
+  EXPECT_EQ(rule->tests[0].expect[0].occurrences, 2);
+  EXPECT_EQ(rule->tests[0].expect[0].closed, "recovered");
+}
+
+TEST(RuleLoaderTest, WhatDescribesAnIncidentIsAnErrorInAReadyRuleNamingItsLine) {
+  for (const char* key : {"class: config", "severity: info", "explanation: x", "remediation: [x]",
+                          "fallback: true", "facts: [model]"}) {
+    Status s = Load("rules/up.yaml", ReadyRule(std::string(key) + "\n"));
+    ASSERT_FALSE(s.ok()) << key;
+    EXPECT_THAT(s.message(), StartsWith("rules/up.yaml:8:")) << key;
+    EXPECT_THAT(s.message(), HasSubstr("not allowed for kind: ready")) << key;
+  }
+}
+
+TEST(RuleLoaderTest, AnUnknownKindAndAnUnknownCloseReasonAreRejected) {
+  std::string text = ReadyRule();
+  text.replace(text.find("kind: ready"), 11, "kind: healthy");
+  EXPECT_THAT(
+      Load("rules/up.yaml", text).message(),
+      HasSubstr("rules/up.yaml:2: rule up: kind: expected failure or ready, got 'healthy'"));
+  text = ReadyRule();
+  text.replace(text.find("closed: recovered"), 17, "closed: healed");
+  EXPECT_THAT(Load("rules/up.yaml", text).message(),
+              HasSubstr("expect.closed: expected open, recovered, gone, expired or evicted"));
+}
+
 TEST(RuleLoaderTest, UnknownKeyIsRejectedWithItsLine) {
   std::string text = ValidRule() + "colour: blue\n";
   Status s = Load("rules/good-rule.yaml", text);

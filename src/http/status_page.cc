@@ -48,24 +48,50 @@ std::string Workers(const correlate::Incident& incident) {
   return out;
 }
 
-void OpenIncidentsTable(const std::vector<const StoredIncident*>& open, std::string& out) {
+// The facts an operator checks first: which GPU, which model, which kernel.
+std::string KeyFacts(const correlate::Incident& incident) {
+  std::string out;
+  for (const char* name : {"device_name", "compute_capability", "model", "kernel"}) {
+    auto it = incident.facts.find(name);
+    if (it == incident.facts.end()) continue;
+    out += std::string(out.empty() ? "" : "<br>") + name + ": " + HtmlEscape(it->second);
+  }
+  return out;
+}
+
+// Open incidents, the most severe first, then the longest open.
+void OpenIncidentsTable(std::vector<const StoredIncident*> open, std::string& out) {
   out += "<h2>Open incidents (" + std::to_string(open.size()) + ")</h2>\n";
   if (open.empty()) {
     out += "<p class=\"none\">No open incident.</p>\n";
     return;
   }
+  std::stable_sort(open.begin(), open.end(), [](const StoredIncident* a, const StoredIncident* b) {
+    const auto& x = a->incident;
+    const auto& y = b->incident;
+    if (x.rule->severity != y.rule->severity) return x.rule->severity > y.rule->severity;
+    return x.first_seen_us < y.first_seen_us;
+  });
   out +=
       "<table id=\"open\"><tr><th>Deployment</th><th>Rule</th><th>Class</th><th>Severity</th>"
-      "<th>Workers</th><th>First hit</th><th>Last hit</th><th>What to do</th></tr>\n";
+      "<th>Workers</th><th>Open since</th><th>Last hit</th><th>Occurrences</th><th>Facts</th>"
+      "<th>What to do</th></tr>\n";
   for (const StoredIncident* s : open) {
     const correlate::Incident& i = s->incident;
     out += "<tr class=\"incident\" data-incident=\"" + HtmlEscape(i.incident_id) + "\"><td>" +
            HtmlEscape(i.deployment) + "</td><td><b>" + HtmlEscape(i.rule->title) +
            "</b><br><code>" + HtmlEscape(i.rule->id) + "</code> · " +
-           HtmlEscape(std::string(rules::ConfidenceName(i.confidence))) + "</td><td>" +
-           HtmlEscape(i.rule->rule_class) + "</td><td>" + Severity(i) + "</td><td>" + Workers(i) +
-           "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) + "</td><td>" +
-           HtmlEscape(i.explanation) + "<ul>";
+           HtmlEscape(std::string(rules::ConfidenceName(i.confidence))) + "<br><code>" +
+           HtmlEscape(i.incident_id) + "</code>";
+    if (!i.regressed_from.empty()) {
+      out += "<br>regressed from <code>" + HtmlEscape(i.regressed_from) + "</code>";
+    }
+    if (!i.exception.empty())
+      out += "<br><code class=\"exception\">" + HtmlEscape(i.exception) + "</code>";
+    out += "</td><td>" + HtmlEscape(i.rule->rule_class) + "</td><td>" + Severity(i) + "</td><td>" +
+           Workers(i) + "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) +
+           "</td><td class=\"occurrences\">" + std::to_string(i.occurrences) + "</td><td>" +
+           KeyFacts(i) + "</td><td>" + HtmlEscape(i.explanation) + "<ul>";
     for (const std::string& step : i.remediation) out += "<li>" + HtmlEscape(step) + "</li>";
     out += "</ul></td></tr>\n";
   }
@@ -121,13 +147,16 @@ void ClosedIncidentsTable(const std::vector<const StoredIncident*>& closed, std:
   }
   out +=
       "<table id=\"closed\"><tr><th>Deployment</th><th>Rule</th><th>Class</th><th>Workers</th>"
-      "<th>Last hit</th><th>Closed</th></tr>\n";
+      "<th>Open since</th><th>Last hit</th><th>Occurrences</th><th>Closed</th></tr>\n";
   for (const StoredIncident* s : closed) {
     const correlate::Incident& i = s->incident;
     out += "<tr><td>" + HtmlEscape(i.deployment) + "</td><td><code>" + HtmlEscape(i.rule->id) +
            "</code></td><td>" + HtmlEscape(i.rule->rule_class) + "</td><td>" + Workers(i) +
-           "</td><td>" + Time(i.last_seen_us) + "</td><td>" +
-           HtmlEscape(std::string(correlate::CloseReasonName(i.closed))) + "</td></tr>\n";
+           "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) + "</td><td>" +
+           std::to_string(i.occurrences) + "</td><td>" +
+           HtmlEscape(std::string(correlate::CloseReasonName(i.closed)));
+    if (i.closed_us != 0) out += " at " + Time(i.closed_us);
+    out += "</td></tr>\n";
   }
   out += "</table>\n";
 }

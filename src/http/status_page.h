@@ -2,13 +2,16 @@
 // script, no external asset, refreshed by the browser every 5 s — for an
 // operator who opens the sidecar's port during an incident.
 //
-// It shows the open incidents (rule, class, severity, confidence, workers,
-// first and last hit, remediation), then per deployment a grid: one row per
+// It shows the open incidents, the most severe first, then the longest open
+// (rule, id, exception line, class, severity, confidence, workers, open since,
+// last hit, occurrences, key facts: device, capability, model, kernel; the
+// incident it regressed from; remediation), then per deployment a grid: one row per
 // open or recent incident, one cell per rank 0..expected-1, a failed rank in
 // red (`<td class="rank failed" data-rank="N">`), so "every worker failed the
 // same way" and "one rank failed" look different at a glance; ranks the logs
 // never named are counted beside the grid. Then the recent closed incidents
-// with why they closed. Every text from a log or a rule is HTML-escaped.
+// with their occurrences and why and when they closed. Every text from a log or a rule is
+// HTML-escaped.
 //
 // Threading: pure function.
 #pragma once

@@ -117,6 +117,45 @@ TEST_F(ApiTest, ReadyOnlyOnceTheDaemonSaysSo) {
   EXPECT_EQ(Get("/healthz").status, 200);
 }
 
+TEST_F(ApiTest, TheStatusPageListsTheMostSevereFirstThenTheLongestOpenWithWhatTheOperatorChecks) {
+  // A warning open for an hour, a critical crash loop open for ten minutes,
+  // and an older critical one: critical first, the oldest of them first.
+  correlate::Incident warning = IncidentOf("ccc-warning", "qwen3-tp2", "torch-arch-not-compiled", 2,
+                                           {0}, kNow - 3600 * kSecond);
+  store_.OnIncident(correlate::IncidentChange::kOpened, warning);
+  correlate::Incident loop = IncidentOf("ddd-loop", "rtx-tp2", "deepgemm-unknown-sf-transformation",
+                                        2, {0, 1}, kNow - 60 * kSecond);
+  loop.first_seen_us = kNow - 600 * kSecond;
+  loop.occurrences = 5;
+  loop.regressed_from = "inc-before";
+  loop.exception = "RuntimeError: Assertion error (layout.hpp:60): Unknown SF transformation";
+  loop.facts = {{"compute_capability", "12.0"},
+                {"device_name", "NVIDIA_GeForce_RTX_5090"},
+                {"model", "Qwen/Qwen3-30B-A3B-FP8"},
+                {"kernel", "DeepGemmFp8BlockScaledMMKernel"},
+                {"engine_version", "0.11.2"}};
+  store_.OnIncident(correlate::IncidentChange::kOpened, loop);
+  const std::string page = Get("/").body;
+  const size_t aaa = page.find("data-incident=\"aaa\"");
+  const size_t critical_loop = page.find("data-incident=\"ddd-loop\"");
+  const size_t warning_row = page.find("data-incident=\"ccc-warning\"");
+  ASSERT_NE(critical_loop, std::string::npos);
+  ASSERT_NE(warning_row, std::string::npos);
+  EXPECT_LT(critical_loop, aaa) << "open 10 min before aaa's 11 s";
+  EXPECT_LT(aaa, warning_row) << "critical before warning, however long open";
+  const std::string row =
+      page.substr(critical_loop, page.find("</tr>", critical_loop) - critical_loop);
+  EXPECT_THAT(row, HasSubstr("<code>ddd-loop</code>"));
+  EXPECT_THAT(row, HasSubstr("<td class=\"occurrences\">5</td>"));
+  EXPECT_THAT(row, HasSubstr("regressed from <code>inc-before</code>"));
+  EXPECT_THAT(row, HasSubstr("Unknown SF transformation"));
+  EXPECT_THAT(row, HasSubstr("compute_capability: 12.0"));
+  EXPECT_THAT(row, HasSubstr("device_name: NVIDIA_GeForce_RTX_5090"));
+  EXPECT_THAT(row, HasSubstr("kernel: DeepGemmFp8BlockScaledMMKernel"));
+  EXPECT_THAT(row, Not(HasSubstr("engine_version")));
+  EXPECT_THAT(row, HasSubstr(correlate::FormatRfc3339(kNow - 600 * kSecond)));  // open since
+}
+
 TEST_F(ApiTest, UnknownPathsAre404) {
   EXPECT_EQ(Get("/admin").status, 404);
   EXPECT_EQ(Get("/metrics/").status, 404);

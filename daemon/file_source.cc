@@ -57,6 +57,7 @@ Status FileSource::Start() {
     }
   }
   int64_t now = WallNowMicros();
+  SetNow(now);
   tailer_->Rescan(now);
   last_rescan_us_ = last_poll_us_ = now;
   spdlog::info("file source {}: {} file(s) at start", config_.paths.front(),
@@ -80,6 +81,7 @@ void FileSource::Stop() {
 }
 
 void FileSource::Tick(int64_t now_us) {
+  SetNow(now_us);
   int64_t poll_every =
       Polling() ? tailer_config_.poll_interval_us : tailer_config_.safety_rescan_interval_us;
   // A deleted file still written may wake no watch: polled as without inotify.
@@ -94,6 +96,7 @@ void FileSource::Tick(int64_t now_us) {
 
 void FileSource::Rescan(int64_t now_us) {
   if (!Polling() && now_us - last_rescan_us_ < tailer_config_.safety_rescan_interval_us) return;
+  SetNow(now_us);
   tailer_->Rescan(now_us);
   last_rescan_us_ = now_us;
   AfterRead();
@@ -101,10 +104,10 @@ void FileSource::Rescan(int64_t now_us) {
 
 void FileSource::AppendCheckpoint(const Pipeline& pipeline,
                                   std::vector<source::SourceCheckpoint>* out) const {
-  for (const auto& [stream, id] : ids_) {
+  for (const auto& [stream, entry] : streams_) {
     source::SourceCheckpoint& cp = out->emplace_back();
     cp.name = stream;
-    cp.safe = pipeline.SafePosition(id);
+    cp.safe = pipeline.SafePosition(entry.id);
     // Opened at its end (start_at) and nothing read since: the pipeline has
     // no line to say so, and a restart must not read what was skipped.
     if (auto it = skipped_.find(stream); it != skipped_.end() && cp.safe.offset < it->second) {
@@ -117,15 +120,15 @@ void FileSource::AppendCheckpoint(const Pipeline& pipeline,
 
 void FileSource::PrepareCheckpoint(const Pipeline& pipeline) {
   if (!config_.release_read_bytes) return;
-  for (const auto& [stream, id] : ids_) {
+  for (const auto& [stream, entry] : streams_) {
     auto it = release_.find(stream);
     if (it == release_.end()) {
       it = release_.emplace(stream, source::ReleasePolicy(config_.max_retained_bytes)).first;
     }
     source::ReleasePolicy& policy = it->second;
     bool forced = false;
-    const uint64_t target =
-        policy.Target(pipeline.SafePosition(id).offset, pipeline.NextPosition(id).offset, &forced);
+    const uint64_t target = policy.Target(pipeline.SafePosition(entry.id).offset,
+                                          pipeline.NextPosition(entry.id).offset, &forced);
     const uint64_t before = policy.allowed();
     policy.Allowed(tailer_->AllowRelease(stream, target));
     if (forced && policy.allowed() > before) {
@@ -170,8 +173,8 @@ bool FileSource::Matches(const std::string& stream) const {
   return false;
 }
 
-Pipeline::SourceId FileSource::Register(const std::string& stream) {
-  if (auto it = ids_.find(stream); it != ids_.end()) return it->second;
+FileSource::StreamEntry& FileSource::Entry(const std::string& stream) {
+  if (auto it = streams_.find(stream); it != streams_.end()) return it->second;
   SourceSpec spec;
   spec.name = stream;
   spec.deployment = config::DeploymentForPath(config_.labels, deployment_from_.get(), stream);
@@ -184,13 +187,13 @@ Pipeline::SourceId FileSource::Register(const std::string& stream) {
   spec.parser.wall_clock = &WallNowMicros;  // the year of year-less lines, as they are read
   spec.read_as_written = true;  // a quiet file holds its deployment only briefly (issue 29)
   if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
-  Pipeline::SourceId id = pipeline_.AddSource(spec);
-  ids_[stream] = id;
+  StreamEntry& entry =
+      streams_.emplace(stream, StreamEntry{pipeline_.AddSource(spec)}).first->second;
   if (config_.release_read_bytes) {
     release_.insert_or_assign(stream, source::ReleasePolicy(config_.max_retained_bytes));
   }
   spdlog::info("tailing {} (deployment {})", stream, spec.deployment);
-  return id;
+  return entry;
 }
 
 std::optional<source::StreamCheckpoint> FileSource::OnOpen(const std::string& stream) {
@@ -206,9 +209,10 @@ std::optional<source::StreamCheckpoint> FileSource::OnOpen(const std::string& st
 }
 
 void FileSource::OnLine(const std::string& stream, std::string_view line, uint64_t offset) {
-  Pipeline::SourceId id = Register(stream);  // again after a deletion (OnEnded)
+  StreamEntry& entry = Entry(stream);  // registered again after a deletion (OnEnded)
+  entry.last_line_us = now_us_;
   if (audit_ != nullptr) audit_->OnFileLine(stream, line, offset);
-  pipeline_.Feed(id, line, offset);
+  pipeline_.Feed(entry.id, line, offset);
   if (config_.release_read_bytes) {
     auto it = release_.find(stream);
     if (it != release_.end()) {
@@ -219,6 +223,7 @@ void FileSource::OnLine(const std::string& stream, std::string_view line, uint64
 }
 
 void FileSource::OnSwitched(const std::string& stream, bool truncated, const std::string& copy) {
+  if (auto it = streams_.find(stream); it != streams_.end()) it->second.state = "reading";
   if (!truncated) {
     spdlog::info("{}: rotated; reading on from its byte 0", stream);
   } else if (!copy.empty()) {
@@ -274,6 +279,9 @@ void FileSource::OnUnread(const std::string& stream, std::string_view reason, ui
 }
 
 void FileSource::OnDeleted(const std::string& stream, bool read_on) {
+  if (auto it = streams_.find(stream); it != streams_.end()) {
+    it->second.state = read_on ? "deleted, still written: read on" : "deleted, read to its end";
+  }
   if (read_on) {
     spdlog::info("{} was deleted and is still written; reading on", stream);
   } else {
@@ -293,14 +301,32 @@ std::vector<std::string> FileSource::Problems() const {
   return out;
 }
 
+void FileSource::AppendStatus(std::vector<http::SourceRow>* out) const {
+  std::map<std::string, uint64_t> lags;
+  for (auto& [stream, lag] : tailer_->Lags()) lags.emplace(std::move(stream), lag);
+  for (const auto& [stream, entry] : streams_) {
+    http::SourceRow& row = out->emplace_back();
+    row.name = stream;
+    row.type = "file";
+    row.state = entry.state;
+    if (auto it = lags.find(stream); it != lags.end() && it->second > 0) {
+      row.state += ", " + std::to_string(it->second) + " byte(s) not read yet";
+    }
+    row.last_line_us = entry.last_line_us;
+  }
+  for (const source::SourceProblem& problem : tailer_->Problems()) {
+    out->push_back({problem.path, "file", problem.reason + " (" + problem.detail + ")", 0, true});
+  }
+}
+
 void FileSource::OnEnded(const std::string& stream) {
   spdlog::info("{}: ended (deleted, not created again)", stream);
   release_.erase(stream);
   skipped_.erase(stream);
-  auto it = ids_.find(stream);
-  if (it == ids_.end()) return;
-  pipeline_.ForgetSource(it->second);
-  ids_.erase(it);
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return;
+  pipeline_.ForgetSource(it->second.id);
+  streams_.erase(it);
 }
 
 void FileSource::WaitForInotify() {
@@ -308,7 +334,8 @@ void FileSource::WaitForInotify() {
   descriptor_.async_wait(asio::posix::stream_descriptor::wait_read,
                          [this](const boost::system::error_code& ec) {
                            if (ec || stopped_) return;
-                           tailer_->HandleInotify(WallNowMicros());
+                           SetNow(WallNowMicros());
+                           tailer_->HandleInotify(now_us_);
                            on_read_();
                            AfterRead();
                            WaitForInotify();

@@ -79,6 +79,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
   size_t OpenStreams() const override { return tailer_->OpenFiles(); }
   void AppendLags(std::vector<std::pair<std::string, uint64_t>>* out) const override;
   std::vector<std::string> Problems() const override;
+  void AppendStatus(std::vector<http::SourceRow>* out) const override;
 
   // When the daemon first ran (the checkpoint's); before Start().
   void SetFirstRun(int64_t first_run_us) { tailer_->SetFirstRun(first_run_us); }
@@ -87,7 +88,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
   bool Matches(const std::string& stream) const;
   // Registers `stream` with the pipeline (once); its checkpoint, if any, sets
   // where the pipeline expects it to resume.
-  Pipeline::SourceId Register(const std::string& stream);
+  Pipeline::SourceId Register(const std::string& stream) { return Entry(stream).id; }
 
   // TailerClient
   std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override;
@@ -110,6 +111,16 @@ class FileSource final : public LiveSource, public source::TailerClient {
   // every directory of the globs is watched, so both are only a safety net,
   // run every safety_rescan_interval: a rescan walks every directory of the
   // globs, which for 1,000 pods is most of what an idle daemon would cost.
+  // A stream registered with the pipeline, and what the status page says of it.
+  struct StreamEntry {
+    Pipeline::SourceId id;
+    int64_t last_line_us = 0;            // the wall time it last gave a line
+    std::string_view state = "reading";  // a literal
+  };
+  StreamEntry& Entry(const std::string& stream);
+  // The time of the tailer call being served (its lines are read now).
+  void SetNow(int64_t now_us) { now_us_ = now_us; }
+
   bool Polling() const { return !watcher_ || watcher_->exhausted(); }
   void WaitForInotify();
   // After a read: asks for a checkpoint when a stream's release is due or a
@@ -128,7 +139,8 @@ class FileSource final : public LiveSource, public source::TailerClient {
   std::unique_ptr<source::InotifyWatcher> watcher_;
   std::unique_ptr<source::Tailer> tailer_;
   boost::asio::posix::stream_descriptor descriptor_;
-  std::map<std::string, Pipeline::SourceId> ids_;
+  std::map<std::string, StreamEntry> streams_;
+  int64_t now_us_ = 0;
   // release_read_bytes: one policy per stream, and whether one is due.
   std::map<std::string, source::ReleasePolicy> release_;
   bool release_due_ = false;

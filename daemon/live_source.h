@@ -15,6 +15,7 @@
 
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/status.h"
+#include "http/status_page.h"
 #include "source/checkpoint_store.h"
 
 namespace fingerprintd::daemon {
@@ -47,6 +48,8 @@ class LiveSource {
   // What keeps it from reading what it should, one line each ("PATH: reason
   // (detail)"); empty when healthy. /readyz names them.
   virtual std::vector<std::string> Problems() const { return {}; }
+  // A row per thing it reads, and per problem, for the status page.
+  virtual void AppendStatus(std::vector<http::SourceRow>* out) const = 0;
 };
 
 }  // namespace fingerprintd::daemon

@@ -255,6 +255,11 @@ class Daemon {
       if (request.path == "/readyz" || request.path == "/metrics") {
         ReportSources(request.path == "/metrics");
       }
+      if (request.path == "/" && engine_) {
+        std::vector<http::SourceRow> rows;
+        for (const auto& source : engine_->sources) source->AppendStatus(&rows);
+        api_.SetSources(std::move(rows));
+      }
       return api_.Handle(request, WallNowMicros());
     });
     if (Status s = http_->Start(); !s.ok()) return s;

@@ -64,6 +64,7 @@ struct Shared {
   source::SocketStreamOptions streams;
   source::JsonFields fields;
   source::Framing framing = source::Framing::kLines;
+  int64_t last_line_us = 0;  // the wall time a connection last gave a line (the status page)
 };
 
 // A regular file as stdin (`run - < file`): epoll cannot wait on it, and
@@ -129,6 +130,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         streams_(shared.streams, slot, shared.context.pipeline, shared.context.events),
         feed_([this](std::string_view text, const source::StreamLabels& labels) {
           if (shared_.context.on_line) shared_.context.on_line(shared_.streams.source_name, text);
+          shared_.last_line_us = now_us_;
           streams_.Feed(text, labels, now_us_);
         }) {}
 
@@ -219,6 +221,14 @@ class ConnectionSet : public LiveSource {
     for (const auto& [slot, connection] : connections_) n += connection->streams();
     return n;
   }
+  void AppendStatus(std::vector<http::SourceRow>* out) const override {
+    out->push_back({shared_.streams.source_name, std::string(Type()),
+                    State() + "; " + std::to_string(connections_.size()) + " connection(s), " +
+                        std::to_string(OpenStreams()) + " stream(s)",
+                    shared_.last_line_us, false});
+  }
+  // "listening on ADDRESS", "open", "ended": what the status page says first.
+  virtual std::string State() const = 0;
 
  protected:
   void CloseAll(bool deliver_partial) {
@@ -307,6 +317,10 @@ class Listener final : public ConnectionSet {
     return OkStatus();
   }
 
+  std::string State() const override {
+    return stopped_ ? "stopped" : "listening on " + LocalAddress();
+  }
+
   void Stop() override {
     stopped_ = true;
     error_code ec;
@@ -376,6 +390,7 @@ class StdinSource final : public ConnectionSet {
   }
 
   void Stop() override { CloseAll(/*deliver_partial=*/true); }
+  std::string State() const override { return connections_.empty() ? "ended" : "open"; }
 
  private:
   asio::io_context& io_;

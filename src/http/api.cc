@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cstdint>
 
-#include "http/status_page.h"
 #include "parse/time_util.h"
 
 namespace fingerprintd::http {
@@ -76,7 +75,7 @@ Response Api::Handle(const Request& request, int64_t now_us) {
   }
   if (request.path == "/") {
     return Response{200, "text/html; charset=utf-8",
-                    RenderStatusPage(store_.Query({}), now_us, version_)};
+                    RenderStatusPage(store_.Query({}), sources_, now_us, version_)};
   }
   return Text(404, "not found; try /, /metrics, /incidents, /healthz, /readyz\n");
 }

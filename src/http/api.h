@@ -14,7 +14,7 @@
 //   GET /readyz      200 once the rules are loaded and every source is open
 //                    and readable (no glob matching nothing, no file or
 //                    directory that cannot be read), else 503 naming each
-//   GET /            the status page (status_page.h)
+//   GET /            the status page (status_page.h): incidents and sources
 //   anything else    404
 //
 // Threading: the io_context thread, like the state it reads.
@@ -23,8 +23,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "http/http_server.h"
+#include "http/status_page.h"
 #include "sink/incident_store.h"
 #include "sink/metrics.h"
 
@@ -37,6 +40,9 @@ class Api {
   Response Handle(const Request& request, int64_t now_us);
 
   void SetReady(bool ready, std::string reason);
+  // What the daemon reads, for the status page; the daemon sets it before
+  // each request for `/`.
+  void SetSources(std::vector<SourceRow> sources) { sources_ = std::move(sources); }
   // The server's own counters, exported with the metrics (may stay null).
   void SetServerStats(const ServerStats* stats) { server_stats_ = stats; }
 
@@ -47,6 +53,7 @@ class Api {
   sink::IncidentStore& store_;
   std::string version_;
   const ServerStats* server_stats_ = nullptr;
+  std::vector<SourceRow> sources_;
   bool ready_ = false;
   std::string not_ready_reason_ = "starting";
 };

@@ -27,6 +27,9 @@ table.grid td.rank.failed{background:#d9372b;color:#fff;font-weight:600}
 table.grid tr.closed td.rank.failed{background:#e9a39d}
 table.grid td.label{font-size:12px;white-space:nowrap}
 ul{margin:.2em 0;padding-left:1.2em}
+tr.problem td{color:#a40000}
+tr.incident td{border-bottom:none}tr.remedy td{padding-top:0}
+td.facts{min-width:18em;overflow-wrap:anywhere}code{overflow-wrap:anywhere}
 )";
 
 std::string Severity(const correlate::Incident& incident) {
@@ -75,7 +78,7 @@ void OpenIncidentsTable(std::vector<const StoredIncident*> open, std::string& ou
   out +=
       "<table id=\"open\"><tr><th>Deployment</th><th>Rule</th><th>Class</th><th>Severity</th>"
       "<th>Workers</th><th>Open since</th><th>Last hit</th><th>Occurrences</th><th>Facts</th>"
-      "<th>What to do</th></tr>\n";
+      "</tr>\n";
   for (const StoredIncident* s : open) {
     const correlate::Incident& i = s->incident;
     out += "<tr class=\"incident\" data-incident=\"" + HtmlEscape(i.incident_id) + "\"><td>" +
@@ -90,8 +93,11 @@ void OpenIncidentsTable(std::vector<const StoredIncident*> open, std::string& ou
       out += "<br><code class=\"exception\">" + HtmlEscape(i.exception) + "</code>";
     out += "</td><td>" + HtmlEscape(i.rule->rule_class) + "</td><td>" + Severity(i) + "</td><td>" +
            Workers(i) + "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) +
-           "</td><td class=\"occurrences\">" + std::to_string(i.occurrences) + "</td><td>" +
-           KeyFacts(i) + "</td><td>" + HtmlEscape(i.explanation) + "<ul>";
+           "</td><td class=\"occurrences\">" + std::to_string(i.occurrences) +
+           "</td><td class=\"facts\">" + KeyFacts(i) + "</td></tr>\n";
+    // What to do, under the incident across the table: readable without scrolling sideways.
+    out += "<tr class=\"remedy\"><td></td><td colspan=\"8\"><b>What to do:</b> " +
+           HtmlEscape(i.explanation) + "<ul>";
     for (const std::string& step : i.remediation) out += "<li>" + HtmlEscape(step) + "</li>";
     out += "</ul></td></tr>\n";
   }
@@ -161,6 +167,43 @@ void ClosedIncidentsTable(const std::vector<const StoredIncident*>& closed, std:
   out += "</table>\n";
 }
 
+// What the daemon reads: problems first, then by name (rows keep their place
+// across the page's refreshes).
+void SourcesTable(std::vector<SourceRow> sources, int64_t now_us, std::string& out) {
+  out += "<h2>Sources (" + std::to_string(sources.size()) + ")</h2>\n";
+  if (sources.empty()) {
+    out += "<p class=\"none\">Nothing is read yet.</p>\n";
+    return;
+  }
+  std::stable_sort(sources.begin(), sources.end(), [](const SourceRow& a, const SourceRow& b) {
+    if (a.problem != b.problem) return a.problem;
+    return a.name < b.name;
+  });
+  out +=
+      "<table id=\"sources\"><tr><th>Source</th><th>Type</th><th>State</th>"
+      "<th>Last line</th></tr>\n";
+  const size_t shown = std::min(sources.size(), kMaxSourceRows);
+  for (size_t n = 0; n < shown; ++n) {
+    const SourceRow& row = sources[n];
+    out += std::string("<tr class=\"") + (row.problem ? "problem" : "source") + "\"><td><code>" +
+           HtmlEscape(row.name) + "</code></td><td>" + HtmlEscape(row.type) + "</td><td>" +
+           HtmlEscape(row.state) + "</td><td>";
+    if (row.last_line_us == 0) {
+      out += "<span class=\"none\">none since start</span>";
+    } else {
+      out += Time(row.last_line_us) + " (" +
+             std::to_string(std::max<int64_t>(0, now_us - row.last_line_us) / 1'000'000) +
+             " s ago)";
+    }
+    out += "</td></tr>\n";
+  }
+  out += "</table>\n";
+  if (shown < sources.size()) {
+    out += "<p class=\"meta\">and " + std::to_string(sources.size() - shown) +
+           " more (fingerprintd_sources_open and fingerprintd_source_lag_bytes on /metrics)</p>\n";
+  }
+}
+
 }  // namespace
 
 std::string HtmlEscape(std::string_view text) {
@@ -190,7 +233,8 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
-std::string RenderStatusPage(const std::vector<const StoredIncident*>& incidents, int64_t now_us,
+std::string RenderStatusPage(const std::vector<const StoredIncident*>& incidents,
+                             const std::vector<SourceRow>& sources, int64_t now_us,
                              std::string_view version) {
   std::vector<const StoredIncident*> open, closed;
   for (const StoredIncident* s : incidents) (s->open ? open : closed).push_back(s);
@@ -206,6 +250,7 @@ std::string RenderStatusPage(const std::vector<const StoredIncident*>& incidents
   OpenIncidentsTable(open, out);
   DeploymentGrids(incidents, out);
   ClosedIncidentsTable(closed, out);
+  SourcesTable(sources, now_us, out);
   out += "</body></html>\n";
   return out;
 }

@@ -183,10 +183,48 @@ TEST(StatusPageTest, LogTextIsEscaped) {
   sink::StoredIncident s;
   s.incident = IncidentOf("x", "<script>alert(1)</script>", "cuda-out-of-memory", 1, {0}, kNow);
   s.incident.explanation = "a \"quoted\" & <b>bold</b> reason";
-  std::string page = RenderStatusPage({&s}, kNow, "1");
+  std::string page = RenderStatusPage({&s}, {}, kNow, "1");
   EXPECT_THAT(page, Not(HasSubstr("<script>")));
   EXPECT_THAT(page, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
   EXPECT_THAT(page, HasSubstr("a &quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt; reason"));
+}
+
+// What the daemon reads, as the sidecar's operator checks it during an
+// incident: the unreadable log first, then each file with when it last gave
+// a line; a node's 10,000 files are counted beyond the first rows.
+TEST_F(ApiTest, TheStatusPageListsTheSourcesTheUnreadableOnesFirstWithTheirLastLineTime) {
+  std::vector<SourceRow> sources = {
+      {"/var/log/pods/a/vllm/0.log", "file", "reading", kNow - 7 * kSecond, false},
+      {"/var/log/pods/b/vllm/0.log", "file", "permission_denied (open: Permission denied)", 0,
+       true},
+      {"tcp:127.0.0.1:5170", "tcp", "listening on 127.0.0.1:5170; 0 connection(s), 0 stream(s)", 0,
+       false},
+      {"/var/log/pods/<x>/0.log", "file", "reading", 0, false},
+  };
+  api_.SetSources(sources);
+  std::string page = Get("/").body;
+  const size_t table = page.find("<table id=\"sources\">");
+  ASSERT_NE(table, std::string::npos) << page;
+  EXPECT_THAT(page, HasSubstr("<h2>Sources (4)</h2>"));
+  const size_t problem = page.find("<tr class=\"problem\"><td><code>/var/log/pods/b/vllm/0.log");
+  const size_t first_file = page.find("/var/log/pods/a/vllm/0.log", table);
+  ASSERT_NE(problem, std::string::npos) << page;
+  EXPECT_LT(problem, first_file);
+  EXPECT_THAT(page, HasSubstr("permission_denied (open: Permission denied)"));
+  EXPECT_THAT(page, HasSubstr(correlate::FormatRfc3339(kNow - 7 * kSecond) + " (7 s ago)"));
+  EXPECT_THAT(page, HasSubstr("none since start"));
+  EXPECT_THAT(page, HasSubstr("/var/log/pods/&lt;x&gt;/0.log"));
+
+  sources.assign(kMaxSourceRows + 5, {"/var/log/pods/p/0.log", "file", "reading", kNow, false});
+  api_.SetSources(sources);
+  page = Get("/").body;
+  EXPECT_THAT(page, HasSubstr("and 5 more"));
+  size_t rows = 0;
+  for (size_t at = page.find("<tr class=\"source\">"); at != std::string::npos;
+       at = page.find("<tr class=\"source\">", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, kMaxSourceRows);
 }
 
 TEST(PercentDecodeTest, DecodesEscapesAndPlusAndKeepsMalformedOnesAsText) {

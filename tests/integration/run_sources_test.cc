@@ -108,9 +108,21 @@ TEST_F(RunSourcesTest, AChmod000LogMakesReadyzNameItAndIsReadOnceReadable) {
   EXPECT_EQ(Sample("fingerprintd_sources_open{type=\"file\"}"), 0);
   EXPECT_EQ(StderrCount("permission_denied"), 1u) << Stderr();  // logged once
   EXPECT_FALSE(StderrHas("tailing")) << Stderr();
+  // The status page lists it as what cannot be read.
+  EXPECT_THAT(
+      Get("/").body,
+      ::testing::HasSubstr("<tr class=\"problem\"><td><code>" + (dir_ / "logs" / "w.log").string() +
+                           "</code></td><td>file</td><td>permission_denied"));
   fs::permissions(dir_ / "logs" / "w.log", fs::perms::owner_read | fs::perms::owner_write);
   ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
   ASSERT_TRUE(WaitFor([&] { return Get("/readyz").status == 200; })) << Get("/readyz").body;
+  // Then as a file read, with the time of its last line.
+  const std::string page = Get("/").body;
+  EXPECT_THAT(page, ::testing::HasSubstr("<tr class=\"source\"><td><code>" +
+                                         (dir_ / "logs" / "w.log").string() +
+                                         "</code></td><td>file</td><td>reading</td><td>"));
+  EXPECT_THAT(page, ::testing::HasSubstr(" s ago)"));
+  EXPECT_THAT(page, ::testing::Not(::testing::HasSubstr("class=\"problem\"")));
   StopSummary summary = Stop(daemon);
   ExpectOneCompleteIncident();
   EXPECT_EQ(summary.lines, kGoldenLines);

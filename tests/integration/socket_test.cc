@@ -4,6 +4,7 @@
 // deadline. The failure is tests/golden/vllm_tp2_unknown_sf.log (TP=2, both
 // workers fail): however it arrives, it is one incident with 2/2 workers.
 #include <arpa/inet.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -148,6 +149,11 @@ TEST_F(SocketTest, ATpTwoFailureAsJsonOverTwoTcpConnectionsIsOneIncidentOfTwoWor
   ASSERT_TRUE(a.Send(rest));
   ASSERT_TRUE(b.Send(rank1));
   ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  // The status page lists the listener with its two connections and a last line.
+  const std::string page = HttpGet(HttpPort(), "/").body;
+  EXPECT_THAT(page, ::testing::HasSubstr("<td>tcp</td><td>listening on 127.0.0.1:" +
+                                         std::to_string(port) + "; 2 connection(s)"));
+  EXPECT_THAT(page, ::testing::HasSubstr(" s ago)"));
   ExpectCleanStop(daemon);  // with both connections still open
   ExpectOneCompleteIncident();
 }

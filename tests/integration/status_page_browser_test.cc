@@ -53,11 +53,14 @@ TEST_F(StatusPageBrowserTest, ChromiumRendersTheIncidentAndBothFailedRanks) {
   EXPECT_THAT(dom, HasSubstr("<h3 class=\"deployment\">qwen3</h3>"));
   EXPECT_THAT(dom, HasSubstr("class=\"rank failed\" data-rank=\"0\""));
   EXPECT_THAT(dom, HasSubstr("class=\"rank failed\" data-rank=\"1\""));
+  // What the daemon reads: the worker's log, being read.
+  EXPECT_THAT(dom, HasSubstr((dir_ / "logs" / "worker.log").string() +
+                             "</code></td><td>file</td><td>reading</td>"));
 
   fs::path screenshot = fs::path(FINGERPRINTD_BINARY).parent_path() / "status_page.png";
   fs::remove(screenshot);
   Output(Chromium(dir_ / "profile-shot",
-                  "--window-size=1280,900 --screenshot=" + screenshot.string(), url));
+                  "--window-size=1280,1400 --screenshot=" + screenshot.string(), url));
   ASSERT_TRUE(fs::exists(screenshot)) << ReadFile(dir_ / "profile-shot.err");
   EXPECT_GT(fs::file_size(screenshot), 10'000u) << "a blank page is a few hundred bytes";
   Stop(daemon);

@@ -21,7 +21,9 @@
 // with their ids. SIGHUP: the config and the rules are loaded again; if either
 // fails the old ones keep running (logged, counted); if both load, the engine
 // is rebuilt from an in-memory checkpoint (the same path as a restart), so the
-// new rules see exactly the state the old ones left.
+// new rules see exactly the state the old ones left. A new engine that fails
+// to start (a source's address taken) is stopped and the old config starts
+// again from the same checkpoint (logged, counted).
 //
 // `--audit FILE` (hidden, for bench/soak.sh): every line read is recorded in
 // an AuditLog (audit.h) and written to FILE with the checkpoint that commits
@@ -41,6 +43,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 #include "audit.h"
 #include "clock.h"
@@ -573,22 +576,41 @@ class Daemon {
       spdlog::error("reload: rules: {}; keeping the running rules", rules.status().message());
       return;
     }
+    // The old engine stops before the new one starts: a socket source of
+    // both binds the same address. A new one that fails to start (an address
+    // taken, a socket path not creatable) is stopped and the old config and
+    // rules start again from the same snapshot, so the daemon never runs
+    // half of a config.
     source::Checkpoint snapshot = Snapshot();
-    if (audit_) audit_->Rewind(snapshot);  // the new sources read those lines again
-    for (auto& source : engine_->sources) source->Stop();
-    // Callbacks of the old sources may still be queued; they check their
-    // stopped flag, so the engine is retired only after they had a chance to run.
-    retired_.push_back(std::move(engine_));
-    config_ = std::move(next);
-    rules_ = std::move(*rules);
+    RetireEngine(snapshot);
+    config::DaemonConfig previous = std::exchange(config_, std::move(next));
+    std::shared_ptr<const rules::RuleSet> previous_rules = std::exchange(rules_, std::move(*rules));
     incidents_.SetLimits(config_.http_history_max_closed, config_.http_history_max_age_us);
     if (Status s = StartEngine(&snapshot); !s.ok()) {
       metrics_.RuleReloadFailed();
-      spdlog::error("reload: {}", s.message());
+      spdlog::error("reload: {}; going on with the running config and rules", s.message());
+      RetireEngine(snapshot);
+      config_ = std::move(previous);
+      rules_ = std::move(previous_rules);
+      incidents_.SetLimits(config_.http_history_max_closed, config_.http_history_max_age_us);
+      if (Status again = StartEngine(&snapshot); !again.ok()) {
+        spdlog::error("reload: the running config did not start again either: {}", again.message());
+      }
+      asio::post(io_, [this] { retired_.clear(); });
+      return;
     }
     asio::post(io_, [this] { retired_.clear(); });
     metrics_.SetRulesLoaded(rules_->rules().size());
     spdlog::info("reloaded: {} rule(s)", rules_->rules().size());
+  }
+
+  // Stops the engine's sources and keeps it until the callbacks already
+  // queued for them have run (they check their stopped flag); the lines its
+  // sources read after `snapshot` are read again by the next engine.
+  void RetireEngine(const source::Checkpoint& snapshot) {
+    if (audit_) audit_->Rewind(snapshot);
+    for (auto& source : engine_->sources) source->Stop();
+    retired_.push_back(std::move(engine_));
   }
 
   config::DaemonConfig config_;

@@ -381,6 +381,44 @@ TEST_F(RunTest, SighupWithABrokenRuleFileKeepsTheOldRulesMatching) {
   EXPECT_GE(summary.lines, kGoldenLines);  // a reload reads on from the safe positions
 }
 
+// An operator adds a TCP source to the config and reloads, but its port is
+// taken by another process: the new config cannot start. The daemon goes on
+// with the running config (its file source keeps reading, the failure
+// written after the reload is found once), logs why and counts it; a
+// half-started daemon without its file source was what a failed start left.
+TEST_F(RunTest, SighupWithASourceThatCannotStartKeepsTheRunningConfigReading) {
+  const int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const int port = ntohs(address.sin_port);
+
+  auto daemon = StartWithConfig("");
+  Append("w.log", Slice(lines_, 0, 60));
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();
+  std::string config = ReadFile(dir_ / "config.yaml");
+  // Listed first: the file source after it was never started by a failed reload.
+  const size_t at = config.find("sources:\n") + 9;
+  config.insert(at, "  - {type: tcp, listen: '127.0.0.1:" + std::to_string(port) + "'}\n");
+  std::ofstream(dir_ / "config.yaml", std::ios::trunc) << config;
+  daemon->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return StderrHas("going on with the running config"); })) << Stderr();
+  EXPECT_FALSE(StderrHas("reloaded:")) << Stderr();
+  const std::string metrics = HttpGet(HttpPort(), "/metrics").body;
+  EXPECT_THAT(metrics, ::testing::HasSubstr("\nfingerprintd_rule_reload_failures_total 1\n"));
+  EXPECT_THAT(metrics, ::testing::HasSubstr("fingerprintd_sources_open{type=\"file\"} 1"));
+  Append("w.log", Slice(lines_, 60, lines_.size()));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  StopSummary summary = Stop(daemon);
+  ::close(taken);
+  ExpectOneCompleteIncident();
+  EXPECT_GE(summary.lines, kGoldenLines);
+}
+
 // The writer pausing for a second right after rank 1's OOM exception (line
 // 180 of the example) lets the daemon decide rank 1 before rank 0, the
 // opposite of replay: the incident id must not depend on that.

@@ -176,10 +176,6 @@ std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
                               const re2::RE2* deployment_from, const std::string& path,
                               const std::string& fallback, bool* matched = nullptr);
 
-// The year of a file's modification time (UTC), or 0 when it cannot be read.
-// Superseded by FileMtimeMicros; kept until every caller sets mtime_us.
-int32_t FileMtimeYear(const std::string& path);
-
 // Replays every source through parse -> rules -> correlate into `sink`.
 Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet> rules,
               PipelineEvents& events, correlate::IncidentSink& sink, ReplayStats* stats);

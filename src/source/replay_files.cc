@@ -211,15 +211,6 @@ int64_t FileMtimeMicros(const std::string& path) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000 + st.st_mtim.tv_nsec / 1000;
 }
 
-int32_t FileMtimeYear(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return 0;
-  std::tm tm{};
-  time_t t = st.st_mtime;
-  if (gmtime_r(&t, &tm) == nullptr) return 0;
-  return tm.tm_year + 1900;
-}
-
 std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
                               const RE2* deployment_from, const std::string& path,
                               const std::string& fallback, bool* matched) {

@@ -29,12 +29,6 @@ using boost::system::error_code;
 
 constexpr size_t kReadBufferBytes = 64 << 10;
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // What every connection of one source shares.
 struct Shared {
   Shared(const config::SourceConfig& c, SocketSourceContext ctx, std::string name)
@@ -135,7 +129,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         }) {}
 
   void Start() {
-    now_us_ = last_byte_us_ = NowMicros();
+    now_us_ = last_byte_us_ = WallNowMicros();
     Read();
   }
 
@@ -156,7 +150,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void Close(bool deliver_partial) override {
     if (closed_) return;
     closed_ = true;
-    now_us_ = NowMicros();
+    now_us_ = WallNowMicros();
     decoder_.Finish(deliver_partial, feed_);
     streams_.EndAll();
     error_code ec;
@@ -174,7 +168,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void OnRead(const error_code& ec, size_t n) {
     if (closed_) return;
     if (n > 0) {
-      now_us_ = last_byte_us_ = NowMicros();
+      now_us_ = last_byte_us_ = WallNowMicros();
       decoder_.Append(std::string_view(buffer_->data(), n), feed_);
       shared_.context.on_read();
     }

@@ -41,7 +41,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 
@@ -297,9 +296,9 @@ class Daemon {
       engine_->sources.push_back(std::move(file));
     }
     if (checkpoint) {
-      // The checkpoint's sources are registered before the state is restored:
-      // RestoreState registers the ones it does not know with default parser
-      // options, and ours (envelope, line cap, year) must be the ones used.
+      // The checkpoint's files are registered by their sources before the
+      // state is restored (their parser options, start and release policy);
+      // the socket streams it names get theirs from CompleteRestoredSpec.
       for (const auto& source : checkpoint->sources) engine_->restored[source.name] = source;
       for (const auto& source : checkpoint->sources) {
         for (FileSource* file : files) {
@@ -309,8 +308,9 @@ class Daemon {
           }
         }
       }
-      RegisterRestoredSocketStreams(checkpoint->pipeline_state);
-      if (Status s = engine_->pipeline->RestoreState(checkpoint->pipeline_state); !s.ok()) {
+      if (Status s = engine_->pipeline->RestoreState(
+              checkpoint->pipeline_state, [this](SourceSpec* spec) { CompleteRestoredSpec(spec); });
+          !s.ok()) {
         metrics_.TakeRestoreRereads();  // not restored: nothing is read again from there
         metrics_.CheckpointFailed();
         spdlog::warn("checkpoint state not restored ({}); starting from start_at", s.message());
@@ -338,42 +338,22 @@ class Daemon {
     spdlog::info("restore: {} bytes of {} source(s) read again", total, rereads.size());
   }
 
-  // Socket streams never resume, but the saved state names them, and a client
-  // that reconnects at once gets its old stream's name (the connection's
-  // slot) before the pipeline has forgotten the ended one, so its lines go to
-  // that source. Registered here with the socket source's parser options, not
-  // with RestoreState's defaults, which have no clock: a vLLM header without
-  // a year was dated 1970 and made a second incident (found by bench/soak.sh).
-  // The names are read from the state's "sources" (Pipeline::SaveState).
-  void RegisterRestoredSocketStreams(const std::string& state) {
-    nlohmann::json j = nlohmann::json::parse(state, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("sources") || !j["sources"].is_array()) return;
-    for (const nlohmann::json& s : j["sources"]) {
-      if (!s.is_object() || !s.value("transient", false) || !s.contains("name") ||
-          !s["name"].is_string() || !s.contains("deployment") || !s["deployment"].is_string()) {
+  // The saved state names socket streams, which never resume; a client that
+  // reconnects at once gets its old stream's name (the connection's slot)
+  // before the pipeline has forgotten the ended one, so its lines go to that
+  // source. Such a stream gets its socket source's parser options here, not
+  // the pipeline's defaults, which have no clock: a vLLM header without a
+  // year was dated 1970 and made a second incident (found by bench/soak.sh).
+  void CompleteRestoredSpec(SourceSpec* spec) const {
+    for (const config::SourceConfig& source : config_.sources) {
+      if (source.type == config::SourceType::kFile ||
+          !spec->name.starts_with(SocketSourceName(source) + "#")) {
         continue;
       }
-      const std::string name = s["name"].get<std::string>();
-      for (const config::SourceConfig& source : config_.sources) {
-        if (source.type == config::SourceType::kFile ||
-            !name.starts_with(SocketSourceName(source) + "#")) {
-          continue;
-        }
-        SourceSpec spec;
-        spec.name = name;
-        spec.deployment = s["deployment"].get<std::string>();
-        if (s.contains("labels") && s["labels"].is_object()) {
-          for (const auto& [key, value] : s["labels"].items()) {
-            if (value.is_string()) spec.labels[key] = value.get<std::string>();
-          }
-        }
-        spec.parser = SocketParserOptions(source);
-        spec.parser.now_us = WallNowMicros();
-        spec.parser.current_year = CurrentYear();
-        spec.transient = true;
-        engine_->pipeline->AddSource(spec);
-        break;
-      }
+      spec->parser = SocketParserOptions(source);
+      spec->parser.now_us = WallNowMicros();
+      spec->parser.current_year = CurrentYear();
+      return;
     }
   }
 

@@ -47,6 +47,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -169,13 +170,19 @@ class Pipeline {
 
   // Serialises everything consumed from the sources (versioned JSON).
   std::string SaveState() const;
+  // Completes the spec of a source the state names and the caller did not
+  // add: name, deployment, labels and transient are the saved ones; the
+  // caller sets what was not saved (its parser options: envelope, line cap,
+  // clock).
+  using RestoredSpec = std::function<void(SourceSpec* spec)>;
   // Restores a SaveState() blob into a pipeline that has not been fed yet.
-  // Sources are matched by name; those absent are registered (with default
-  // parser options: add them first to give yours). Each source then reads on
-  // from its safe position at the save: NextPosition() says where. On error
-  // (DataLossError naming what was wrong) no incident, event or position
-  // changed (sources named in the blob may have been registered).
-  Status RestoreState(const std::string& state);
+  // Sources are matched by name; those absent are registered with their spec
+  // completed by `restored_spec` (default parser options when it is empty).
+  // Each source then reads on from its safe position at the save:
+  // NextPosition() says where. On error (DataLossError naming what was wrong)
+  // no incident, event or position changed (sources named in the blob may
+  // have been registered).
+  Status RestoreState(const std::string& state, const RestoredSpec& restored_spec = {});
   // The open incidents a RestoreState resumed, to `sink` (Correlator::ReportOpen).
   void ReportOpenIncidents(correlate::IncidentSink& sink) const;
 

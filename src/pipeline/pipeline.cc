@@ -621,7 +621,7 @@ struct Pipeline::Impl {
   }
 
   nlohmann::json Save() const;
-  Status Restore(const nlohmann::json& state);
+  Status Restore(const nlohmann::json& state, const Pipeline::RestoredSpec& restored_spec);
 
   // Ids come from the correlator, which hands a forgotten source's id to a
   // later source once nothing refers to it.
@@ -785,7 +785,8 @@ nlohmann::json Pipeline::Impl::Save() const {
 
 // Reads everything first; the pipeline changes only once all of it parsed
 // and the correlator accepted its part.
-Status Pipeline::Impl::Restore(const nlohmann::json& state) {
+Status Pipeline::Impl::Restore(const nlohmann::json& state,
+                               const Pipeline::RestoredSpec& restored_spec) {
   using nlohmann::json;
   if (state.at("version").get<int>() != kPipelineStateVersion) {
     return DataLossError("pipeline state: unsupported version " + state.at("version").dump());
@@ -829,11 +830,14 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
     read_sources.push_back(std::move(r));
   }
   // Held events need every source's id: sources named in the state are
-  // registered first (a source the caller did not add again keeps default
-  // parser options), also so that the correlator, which matches sources by
+  // registered first (one the caller did not add gets its spec completed by
+  // `restored_spec`), also so that the correlator, which matches sources by
   // name, does not register them itself with ids the pipeline does not know.
   for (const SourceState& r : read_sources) {
-    if (source_ids.count(r.spec.name) == 0) Add(r.spec);
+    if (source_ids.count(r.spec.name) != 0) continue;
+    SourceSpec spec = r.spec;
+    if (restored_spec) restored_spec(&spec);
+    Add(spec);
   }
   const std::map<std::string, uint32_t>& ids = source_ids;
   struct HeldState {
@@ -937,9 +941,9 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state) {
 
 std::string Pipeline::SaveState() const { return impl_->Save().dump(); }
 
-Status Pipeline::RestoreState(const std::string& text) {
+Status Pipeline::RestoreState(const std::string& text, const RestoredSpec& restored_spec) {
   try {
-    return impl_->Restore(nlohmann::json::parse(text));
+    return impl_->Restore(nlohmann::json::parse(text), restored_spec);
   } catch (const nlohmann::json::exception& e) {
     return DataLossError(std::string("pipeline state: ") + e.what());
   } catch (const std::out_of_range& e) {

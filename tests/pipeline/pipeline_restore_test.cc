@@ -199,6 +199,47 @@ TEST(RestartCostTest, ARestartAfterTheEarlierStagesReadsNothingAgainAndStillConf
   EXPECT_EQ(after.events().lines_reread, 0u);
 }
 
+// A restart whose caller does not add a source the state names (the daemon's
+// socket streams): the pipeline registers it with the saved name, deployment
+// and labels, and the caller completes the rest. Without its year a vLLM
+// header was dated 1970 and the incident came out a second time, under
+// another id (found by bench/soak.sh); completed, it is the uncut run's.
+TEST(RestoredSpecTest, ASourceTheCallerDidNotAddGetsItsParserOptionsFromTheCaller) {
+  const auto streams = ReadStreams("vllm_tp2_unknown_sf.log");
+  const size_t lines = streams[0].lines.size();
+  Session uncut(streams);
+  for (size_t line = 0; line < lines; ++line) uncut.Feed(streams, 0, line);
+  uncut.pipeline().Finish();
+  const std::string expected = Jsonl(uncut.sink().Sorted());
+
+  Session before(streams);
+  for (size_t line = 0; line < 66; ++line) before.Feed(streams, 0, line);
+  before.pipeline().Advance(0);
+  const std::string state = before.pipeline().SaveState();
+
+  testing::CountingEvents events;
+  correlate::LatestIncidents sink;
+  Pipeline after(testing::EmbeddedRules(), Pipeline::Options(), events, sink);
+  std::vector<std::string> completed;
+  ASSERT_TRUE(after
+                  .RestoreState(state,
+                                [&](SourceSpec* spec) {
+                                  completed.push_back(spec->name + " " + spec->deployment);
+                                  spec->parser.current_year = 2026;
+                                })
+                  .ok());
+  EXPECT_EQ(completed, std::vector<std::string>{streams[0].name + " d"});
+  SourceSpec again;
+  again.name = streams[0].name;
+  const Pipeline::SourceId id = after.AddSource(again);  // the restored one's id
+  ASSERT_EQ(after.NextPosition(id).line, 66u);
+  for (size_t line = 66; line < lines; ++line) {
+    after.Feed(id, streams[0].lines[line], streams[0].offsets[line]);
+  }
+  after.Finish();
+  EXPECT_EQ(Jsonl(sink.Sorted()), expected);
+}
+
 // A cut inside a traceback reads the lines of the waiting failure again
 // (from its first line), and counts them as read again, not as read: the
 // lines_total of both runs together is the file's line count.

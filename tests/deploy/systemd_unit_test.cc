@@ -137,7 +137,7 @@ TEST_F(SystemdUnitTest, TheDaemonNotifiesReadyReloadingAndStopping) {
   EXPECT_EQ(systemd.Next(), "READY=1");
   daemon.Signal(SIGTERM);
   EXPECT_EQ(systemd.Next(), "STOPPING=1");
-  EXPECT_EQ(daemon.Kill(SIGTERM), 0);
+  EXPECT_EQ(daemon.WaitForExit(), 0) << run_harness::ReadFile(dir_ / "daemon.err");
 }
 
 }  // namespace

@@ -151,6 +151,12 @@ class DaemonProcess {
   // -1 if it did not exit in time or died of a signal.
   int Kill(int signo, std::chrono::milliseconds deadline = std::chrono::seconds(5)) {
     ::kill(pid_, signo);
+    return WaitForExit(deadline);
+  }
+  // Waits (bounded) for an exit already asked for; the same result as Kill.
+  // A second SIGTERM while the daemon shuts down may find its handler gone
+  // and end it by the signal: a test that saw it stopping waits instead.
+  int WaitForExit(std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
     int status = 0;
     bool exited = WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, deadline);
     if (!exited) {

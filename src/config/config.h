@@ -111,7 +111,6 @@
 #include "fingerprintd/parse.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/status.h"
-#include "sink/incident_store.h"
 
 namespace re2 {
 class RE2;
@@ -192,10 +191,10 @@ struct DaemonConfig {
   int64_t checkpoint_interval_us = 5'000'000;
   std::string http_listen = "127.0.0.1:9464";
   bool http_allow_remote = false;  // a non-loopback http.listen needs it
-  // The incident history of /incidents and the status page (sink::IncidentStore),
-  // read when the daemon starts (a reload keeps the running store).
-  uint64_t http_history_max_closed = sink::IncidentStore::kMaxRecentClosed;
-  int64_t http_history_max_age_us = sink::IncidentStore::kMaxClosedAgeUs;
+  // The incident history of /incidents and the status page (sink::IncidentStore):
+  // how many closed incidents it keeps and for how long (a reload applies new ones).
+  uint64_t http_history_max_closed = 500;
+  int64_t http_history_max_age_us = 24LL * 3600 * 1'000'000;
   std::string incidents_path = "-";
   // An incident's lifetime (correlate::Correlator::Options): how long a
   // deployment with every source removed keeps its incidents open (gone), and

@@ -65,7 +65,14 @@ void Api::SetReady(bool ready, std::string reason) {
 
 Response Api::Handle(const Request& request, int64_t now_us) {
   if (request.path == "/metrics") {
-    if (server_stats_ != nullptr) metrics_.SetHttpStats(*server_stats_);
+    if (server_stats_ != nullptr) {
+      const ServerStats& stats = *server_stats_;
+      metrics_.SetHttpRequests("answered", stats.requests);
+      metrics_.SetHttpRequests("bad_request", stats.bad_requests);
+      metrics_.SetHttpRequests("refused", stats.refused);
+      metrics_.SetHttpRequests("evicted_idle", stats.evicted_idle);
+      metrics_.SetHttpRequests("timeout", stats.timeouts);
+    }
     return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Serialize(now_us)};
   }
   if (request.path == "/incidents") return Incidents(request.query);

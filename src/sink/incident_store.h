@@ -1,12 +1,12 @@
 // IncidentStore: the daemon's memory of open and recent incidents, for
 // `GET /incidents` and the status page. An IncidentSink beside the JSONL log:
 //
-//   sink::IncidentStore store(events);             // events: evictions counted
+//   sink::IncidentStore store(events, 500, kDay);  // events: evictions counted
 //   fanout.Add(&store);
 //   for (const auto* e : store.Query({.deployment = "llama"})) ...IncidentToJson(e->incident)
 //
 // What it keeps: the latest revision of every open incident (the correlator
-// caps how many are open), and the last kMaxRecentClosed closed ones, dropped
+// caps how many are open), and the last max_recent_closed closed ones, dropped
 // oldest-closed first and also once their last hit is older than
 // max_closed_age before `now` in Prune(). Each drop is counted as
 // Evicted::kIncidentHistory. It never re-reads the JSONL file: after a
@@ -39,11 +39,9 @@ struct IncidentQuery {
 
 class IncidentStore final : public correlate::IncidentSink {
  public:
-  static constexpr size_t kMaxRecentClosed = 500;
-  static constexpr int64_t kMaxClosedAgeUs = 24LL * 3600 * 1'000'000;
-
-  explicit IncidentStore(PipelineEvents& events, size_t max_recent_closed = kMaxRecentClosed,
-                         int64_t max_closed_age_us = kMaxClosedAgeUs);
+  // The daemon's limits come from its config (http.history_max_closed,
+  // http.history_max_age; config.h has their defaults).
+  IncidentStore(PipelineEvents& events, size_t max_recent_closed, int64_t max_closed_age_us);
 
   void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override;
 

@@ -399,12 +399,8 @@ void SyncCounter(prometheus::Counter& counter, uint64_t total) {
 
 }  // namespace
 
-void Metrics::SetHttpStats(const http::ServerStats& stats) {
-  SyncCounter(http_requests_.Add({{"outcome", "answered"}}), stats.requests);
-  SyncCounter(http_requests_.Add({{"outcome", "bad_request"}}), stats.bad_requests);
-  SyncCounter(http_requests_.Add({{"outcome", "refused"}}), stats.refused);
-  SyncCounter(http_requests_.Add({{"outcome", "evicted_idle"}}), stats.evicted_idle);
-  SyncCounter(http_requests_.Add({{"outcome", "timeout"}}), stats.timeouts);
+void Metrics::SetHttpRequests(std::string_view outcome, uint64_t total) {
+  SyncCounter(http_requests_.Add({{"outcome", std::string(outcome)}}), total);
 }
 
 std::string Metrics::Serialize(int64_t now_us) {

@@ -56,7 +56,6 @@
 
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
-#include "http/http_server.h"
 
 namespace fingerprintd::sink {
 
@@ -126,8 +125,10 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void SetGlobMatched(const std::string& glob, size_t files);
   void FileOpened(std::string_view start);
   void BytesUnread(std::string_view reason);
-  // The HTTP server's counters (fingerprintd_http_*), copied before a scrape.
-  void SetHttpStats(const http::ServerStats& stats);
+  // fingerprintd_http_requests_total{outcome}: the HTTP server's count of one
+  // outcome (answered, bad_request, refused, evicted_idle, timeout), copied
+  // before a scrape (http::Api).
+  void SetHttpRequests(std::string_view outcome, uint64_t total);
 
   // Every family in the Prometheus text format; checkpoint age as of now_us.
   std::string Serialize(int64_t now_us);

@@ -241,14 +241,15 @@ void OpenAndClose(sink::IncidentStore& store, int i) {
 
 TEST(StateCapsTest, ClosedIncidentsPastTheHistoryCapAreForgottenCountedAndTheStoreStaysFlat) {
   CountingEvents events;
-  sink::IncidentStore store(events, /*max_recent_closed=*/5);
+  constexpr int64_t kDay = 24LL * 3600 * 1'000'000;
+  sink::IncidentStore store(events, /*max_recent_closed=*/5, /*max_closed_age_us=*/kDay);
   for (int i = 0; i < 500; ++i) {
     OpenAndClose(store, i);
     ASSERT_LE(store.size(), 5u);
   }
   EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 495u);
   // And the age limit: a day after the last one, none is left.
-  store.Prune(kT0 + 500 * kSecond + sink::IncidentStore::kMaxClosedAgeUs + 1);
+  store.Prune(kT0 + 500 * kSecond + kDay + 1);
   EXPECT_EQ(store.size(), 0u);
   EXPECT_EQ(events.Evictions(Evicted::kIncidentHistory), 500u);
 }
@@ -257,7 +258,8 @@ TEST(StateCapsTest, ClosedIncidentsPastTheHistoryCapAreForgottenCountedAndTheSto
 // shrinks to them at once, and the new age applies at the next prune.
 TEST(StateCapsTest, ReloadedHistoryLimitsApplyToTheRunningStore) {
   CountingEvents events;
-  sink::IncidentStore store(events, /*max_recent_closed=*/10);
+  sink::IncidentStore store(events, /*max_recent_closed=*/10,
+                            /*max_closed_age_us=*/24LL * 3600 * 1'000'000);
   for (int i = 0; i < 10; ++i) OpenAndClose(store, i);
   ASSERT_EQ(store.size(), 10u);
   store.SetLimits(3, 5 * kSecond);

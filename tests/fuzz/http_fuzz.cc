@@ -22,7 +22,10 @@ namespace bhttp = boost::beast::http;
 constexpr int64_t kNow = 1'764'504'000'000'000;
 
 struct World {
-  World() : metrics("0.0.0-fuzz"), store(events), api(metrics, store, "0.0.0-fuzz") {
+  World()
+      : metrics("0.0.0-fuzz"),
+        store(events, 500, 24LL * 3600 * 1'000'000),
+        api(metrics, store, "0.0.0-fuzz") {
     auto rules = *fingerprintd::rules::LoadEmbeddedRules();
     fingerprintd::correlate::Incident incident;
     incident.incident_id = "fuzz0001";

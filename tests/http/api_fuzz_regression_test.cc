@@ -18,7 +18,8 @@ class ApiFuzzRegressionTest : public ::testing::Test {
 
   testing::CountingEvents events_;
   sink::Metrics metrics_{"9.9.9"};
-  sink::IncidentStore store_{events_};
+  sink::IncidentStore store_{events_, /*max_recent_closed=*/500,
+                             /*max_closed_age_us=*/24LL * 3600 * 1'000'000};
   Api api_{metrics_, store_, "9.9.9"};
 };
 

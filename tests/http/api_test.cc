@@ -54,7 +54,8 @@ class ApiTest : public ::testing::Test {
 
   testing::CountingEvents events_;
   sink::Metrics metrics_{"9.9.9"};
-  sink::IncidentStore store_{events_};
+  sink::IncidentStore store_{events_, /*max_recent_closed=*/500,
+                             /*max_closed_age_us=*/24 * 3600 * kSecond};
   Api api_{metrics_, store_, "9.9.9"};
 };
 

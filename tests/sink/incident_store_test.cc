@@ -26,7 +26,7 @@ std::vector<std::string> Ids(const IncidentStore& store) {
 
 TEST(IncidentStoreTest, KeepsTheLatestRevisionAndKnowsWhichAreOpen) {
   testing::CountingEvents events;
-  IncidentStore store(events);
+  IncidentStore store(events, /*max_recent_closed=*/500, /*max_closed_age_us=*/24 * kHour);
   correlate::Incident i = IncidentOf("a", 10);
   i.revision = 1;
   store.OnIncident(correlate::IncidentChange::kOpened, i);
@@ -43,7 +43,7 @@ TEST(IncidentStoreTest, KeepsTheLatestRevisionAndKnowsWhichAreOpen) {
 
 TEST(IncidentStoreTest, ClosedIncidentsBeyondTheCapAreForgottenOldestFirstAndCounted) {
   testing::CountingEvents events;
-  IncidentStore store(events, /*max_recent_closed=*/3);
+  IncidentStore store(events, /*max_recent_closed=*/3, /*max_closed_age_us=*/24 * kHour);
   store.OnIncident(correlate::IncidentChange::kOpened, IncidentOf("open", 100));
   for (int n = 0; n < 5; ++n) {
     correlate::Incident i = IncidentOf("c" + std::to_string(n), n);

@@ -160,6 +160,7 @@ class Daemon {
     if (!config_.alertmanager.url.empty()) {
       sink::AlertmanagerOptions options;
       options.url = config_.alertmanager.url;
+      options.now_us = &WallNowMicros;
       options.labels = config_.alertmanager.labels;
       options.resend_interval_us = config_.alertmanager.resend_interval_us;
       options.timeout_us = config_.alertmanager.timeout_us;

@@ -15,35 +15,16 @@
 // Only the atoms that hold no other atom are searched (Searched()): an
 // occurrence of `error executing method 'load_model'` holds one of `error`,
 // so a text holds an atom exactly when it holds an occurrence of a searched
-// one, which is all parse::AtomHints asks. With the pack and the quiet-line
-// triggers that is 136 literals of 221, and the search costs 14% less
-// (callgrind, bench/README.md).
+// one, which is all parse::AtomHints asks.
 //
 // The engine: SimdLiteralSearch (simd_literal_search.h), the project's own
-// AVX2 filter (nibble masks for literals under 7 bytes, hashed 4-byte windows
-// probed every 4 bytes and 8-byte ones every 8 for the others) with exact
-// verification, on any CPU with AVX2 (checked at run time; the build targets
-// plain x86-64).
-// Without AVX2, and off x86, the LiteralScanner does the search, with the
-// same results. Measured on the bench mix (bench/README.md, "Own matcher"),
-// the 136 literals replay searches:
-//
-//   callgrind, replay --quiet of the 8 MiB files (at a5d56f9; 16.7 M with
-//   the non-plain bitmap since 1415b75): the search 36.0 M
-//   instructions with Hyperscan, 16.1 M with SimdLiteralSearch (plain; CRI
-//   34.0 M -> 15.6 M), ReplayGroup 84.6 M -> 64.4 M (CRI 85.8 M -> 67.0 M);
-//   building the matcher at start-up (MatcherFor) 22.9 M -> 4.6 M.
-//   BM_BufferMatcherSearch (CPU time, 4 MiB in 1 MiB buffers, shared VM):
-//   SimdLiteralSearch 1.8-2.4 ms, Hyperscan 3.5-4.2 ms, LiteralScanner
-//   10.2-11.3 ms.
-//
-// Hyperscan's cost grows with the number of literals (0.2-0.7 M each here);
-// the own filter's is mostly fixed per 32-byte block (about 50 instructions)
-// plus the few candidates. Hyperscan stays as Engine::kHyperscan only so that
-// the benchmark and the tests can compare against it: replay does not use it,
-// so the build links it only when asked (cmake -DFINGERPRINTD_HYPERSCAN=ON,
-// FINGERPRINTD_HAVE_HYPERSCAN), and neither deploy/install-deps.sh nor the
-// image installs it.
+// AVX2 filter with exact verification, on any CPU with AVX2 (checked at run
+// time; the build targets plain x86-64). Without AVX2, and off x86, the
+// LiteralScanner does the search, with the same results. Engine::kHyperscan
+// exists only so that the benchmark and the tests can compare against it; it
+// is linked only when asked (cmake -DFINGERPRINTD_HYPERSCAN=ON), and neither
+// deploy/install-deps.sh nor the image installs it. What each costs is in
+// bench/README.md ("Own matcher").
 //
 // Threading: a BufferMatcher is immutable once built and may be shared; a
 // Scratch belongs to one thread.
@@ -74,9 +55,9 @@ class BufferMatcher {
   BufferMatcher& operator=(const BufferMatcher&) = delete;
 
   // The matcher of `atoms` (Engine::kOwn), built once and shared while the
-  // same atoms are asked for again (for the pack, Searched() and the build
-  // cost 4.6 M instructions, about 1.5 ms; rule tests and the fuzzer replay
-  // many small texts with one pack). Thread-safe.
+  // same atoms are asked for again (building it for the pack takes about
+  // 1.5 ms; rule tests and the fuzzer replay many small texts with one
+  // pack). Thread-safe.
   static std::shared_ptr<const BufferMatcher> ForAtoms(const std::vector<std::string>& atoms);
 
   // False when there is nothing to search with (no atoms, an atom with a

@@ -14,13 +14,12 @@
 //
 // - Window probes, for literals of 7 bytes or more. The text's words at
 //   offsets 0, 4, 8, ... are case-folded (`| 0x20` on every byte), hashed and
-//   tested in a 2^16-bit bitmap (8 KiB; with 16 KiB each, the two bitmaps
-//   filled the 32 KiB L1 cache and the search took about 5% longer): a
+//   tested in a 2^16-bit bitmap (8 KiB, so that both bitmaps stay in the L1
+//   cache): a
 //   window sets two bits of one 32-bit word, both chosen by its hash, and a
 //   text window passes only when both are set. With one bit, a common text
-//   window whose hash fell on a literal's bit passed every time (`educe.py`,
-//   from `custom_all_reduce.py`, 2,030 times in the 8 MiB bench file); two
-//   bits in one word cost the same gather and three more instructions.
+//   window whose hash fell on a literal's bit passed every time; two bits in
+//   one word cost the same gather and three more instructions.
 //   Windows of w bytes probed every s bytes: an occurrence of a literal of
 //   length L covers one window starting at such an offset whenever
 //   L >= w + s - 1, and that window is the literal's window at offset k,
@@ -31,9 +30,8 @@
 //   windows (two words, hashes xored), which ordinary text rarely repeats,
 //   probed every 8 bytes; those of 7 to 14 bytes use 4-byte windows, probed
 //   every 4, in a bitmap of their own. With AVX2, 64 bytes cost two loads,
-//   four multiplies and three gathers (the gathers are most of the wall
-//   time: with 8-byte windows every 4 bytes, four gathers, the search of
-//   BM_BufferMatcherSearch took 7% longer).
+//   four multiplies and three gathers (the gathers are most of its time,
+//   which is why 8-byte windows are probed every 8 bytes, not every 4).
 // - Nibble masks, for literals shorter than 7 bytes: the "Teddy" idea over F
 //   consecutive bytes (F = 3, less when a literal is shorter). Each literal
 //   picks its rarest F-byte fingerprint; literals go into 8 buckets (one bit
@@ -51,9 +49,7 @@
 // filter's loop (the probes' when there are no short literals) that costs
 // about seven instructions per 64 bytes (both blocks tested at once with the
 // candidates, an empty word stored), and about seven more where the 64
-// bytes hold such a byte (their 64-bit word). On the 8 MiB bench file, with
-// two ESC per line, 42% of them do: about 1.6 M of the search's 16.7 M
-// instructions (callgrind).
+// bytes hold such a byte (their 64-bit word).
 //
 // The hot loops only note the blocks with a candidate; each is looked at
 // again after its 16 KiB, and every candidate compared whole,

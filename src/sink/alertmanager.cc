@@ -31,12 +31,6 @@ constexpr char kAlertName[] = "FingerprintdIncident";
 constexpr size_t kMaxReplyBytes = 64 << 10;
 constexpr size_t kMaxLoggedReply = 300;
 
-int64_t SystemNowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string Join(const std::vector<std::string>& lines, std::string_view sep) {
   std::string out;
   for (const std::string& line : lines) {
@@ -100,7 +94,6 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
         resend_timer_(io),
         retry_timer_(io),
         flush_timer_(io) {
-    if (!options_.now_us) options_.now_us = SystemNowMicros;
     backoff_us_ = options_.backoff_initial_us;
   }
 
@@ -452,6 +445,7 @@ StatusOr<std::unique_ptr<AlertmanagerSink>> AlertmanagerSink::Create(asio::io_co
                                                                      PipelineEvents& events) {
   auto url = ParseAlertmanagerUrl(options.url);
   if (!url.ok()) return url.status();
+  if (!options.now_us) return InvalidArgumentError("alertmanager: no wall clock (now_us)");
   if (options.queue_size == 0 || options.max_batch == 0) {
     return InvalidArgumentError("alertmanager: queue_size and max_batch must be > 0");
   }

@@ -478,6 +478,18 @@ TEST_F(AlertmanagerSinkTest, AfterStopNothingIsSent) {
   EXPECT_EQ(sink->stats().queued, 0u);
 }
 
+// The sink reads the time its caller gives it (the daemon's one wall clock),
+// never one of its own.
+TEST(AlertmanagerOptionsTest, ASinkWithoutAWallClockIsAnError) {
+  boost::asio::io_context io;
+  testing::CountingEvents events;
+  AlertmanagerOptions options;
+  options.url = "http://127.0.0.1:9093";
+  auto sink = AlertmanagerSink::Create(io, options, events);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_THAT(sink.status().message(), HasSubstr("no wall clock"));
+}
+
 TEST(AlertmanagerUrlTest, HostPortAndPrefixAreTakenApartAndOnlyHttpIsAccepted) {
   auto url = ParseAlertmanagerUrl("http://am.monitoring:9093/alertmanager/");
   ASSERT_TRUE(url.ok()) << url.status().message();

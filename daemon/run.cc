@@ -577,10 +577,8 @@ class Daemon {
       if (Status again = StartEngine(&snapshot); !again.ok()) {
         spdlog::error("reload: the running config did not start again either: {}", again.message());
       }
-      asio::post(io_, [this] { retired_.clear(); });
       return;
     }
-    asio::post(io_, [this] { retired_.clear(); });
     metrics_.SetRulesLoaded(rules_->rules().size());
     spdlog::info("reloaded: {} rule(s)", rules_->rules().size());
   }
@@ -592,6 +590,7 @@ class Daemon {
     if (audit_) audit_->Rewind(snapshot);
     for (auto& source : engine_->sources) source->Stop();
     retired_.push_back(std::move(engine_));
+    asio::post(io_, [this] { retired_.clear(); });
   }
 
   config::DaemonConfig config_;

@@ -90,6 +90,14 @@ std::string Jsonl(const std::vector<correlate::Incident>& incidents) {
   return out;
 }
 
+// The incidents of the first stream read whole, without a cut.
+std::string UncutIncidents(const std::vector<Stream>& streams) {
+  Session uncut(streams);
+  for (size_t line = 0; line < streams[0].lines.size(); ++line) uncut.Feed(streams, 0, line);
+  uncut.pipeline().Finish();
+  return Jsonl(uncut.sink().Sorted());
+}
+
 class CutAndRestoreTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CutAndRestoreTest, RestoringAtTheSafePositionAfterAnyLineGivesTheUncutIncidents) {
@@ -174,10 +182,7 @@ TEST(LiveRestoreTest, ARestoredSourceQuietUntilItsFirstLineDoesNotCloseTheRestor
 TEST(RestartCostTest, ARestartAfterTheEarlierStagesReadsNothingAgainAndStillConfirmsTheSequence) {
   const auto streams = ReadStreams("vllm_tp2_unknown_sf.log");
   const size_t lines = streams[0].lines.size();
-  Session uncut(streams);
-  for (size_t line = 0; line < lines; ++line) uncut.Feed(streams, 0, line);
-  uncut.pipeline().Finish();
-  const std::string expected = Jsonl(uncut.sink().Sorted());
+  const std::string expected = UncutIncidents(streams);
   ASSERT_NE(expected.find("\"confirmed\""), std::string::npos) << expected;
 
   // Line 66 is rank 1's "Loading weights took"; the failure starts at 68.
@@ -207,10 +212,7 @@ TEST(RestartCostTest, ARestartAfterTheEarlierStagesReadsNothingAgainAndStillConf
 TEST(RestoredSpecTest, ASourceTheCallerDidNotAddGetsItsParserOptionsFromTheCaller) {
   const auto streams = ReadStreams("vllm_tp2_unknown_sf.log");
   const size_t lines = streams[0].lines.size();
-  Session uncut(streams);
-  for (size_t line = 0; line < lines; ++line) uncut.Feed(streams, 0, line);
-  uncut.pipeline().Finish();
-  const std::string expected = Jsonl(uncut.sink().Sorted());
+  const std::string expected = UncutIncidents(streams);
 
   Session before(streams);
   for (size_t line = 0; line < 66; ++line) before.Feed(streams, 0, line);

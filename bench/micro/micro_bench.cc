@@ -31,7 +31,7 @@
 #include "parse/ansi.h"
 #include "parse/header.h"
 #include "parse/prefix.h"
-#include "parse/quiet_line.h"
+#include "parse/line_templates.h"
 #include "rules/buffer_matcher.h"
 #include "rules/literal_scanner.h"
 

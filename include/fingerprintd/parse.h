@@ -92,6 +92,12 @@ class RecordSink {
   // its WorkerInfo (same id, same address) is about to describe another
   // process. Drop whatever is kept for it.
   virtual void OnStreamForgotten(const WorkerInfo& /*worker*/) {}
+  // Buffer-first replay: the parser vouches that a line of `worker` dated
+  // `time_us` is a quiet line, an INFO-like message holding no atom that
+  // leaves the parser's traceback reading idle. Return true to take it as
+  // it is (nothing is delivered); false, and the parser makes its record
+  // and delivers it as usual.
+  virtual bool TakeQuietRecord(const WorkerInfo& /*worker*/, int64_t /*time_us*/) { return false; }
 };
 
 // The process streams of one source. Stable addresses.
@@ -127,15 +133,6 @@ class SourceParser {
   // The next line fed starts at byte `offset` and has `lines_before` lines
   // before it (a restart at a checkpoint, or a gap in the input).
   void Seek(uint64_t offset, uint64_t lines_before);
-  // Leaves the parser's times as parsing a line of `worker` would that a
-  // prefix chain or a header names, dated `time_us` by its header (or by no
-  // time at all: has_time false), with nothing held before and the traceback
-  // assembler left idle: the stream's and the source's last time, and the
-  // rank-naming header raw lines follow: `worker`'s when its header named it
-  // (names_worker: SGLang's rank tags), else none. The catch-up of skipped
-  // quiet lines (pipeline/quiet_lines.h) calls it instead of parsing a
-  // template line again.
-  void FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us, bool names_worker);
   // Lines up to `line` (1-based, inclusive) were read before a restart: they
   // are counted as read again (PipelineEvents::LineReread), not as read.
   void CountAsRereadUntil(uint64_t line);

@@ -190,7 +190,7 @@ class Pipeline {
 
   // Lines buffer-first replay skipped whole, over all sources: quiet lines
   // the parser and engine would have changed nothing for but counters and
-  // times (SourceSpec::parser.atom_hints; src/pipeline/quiet_lines.h). What
+  // times (SourceSpec::parser.atom_hints; src/parse/line_templates.h). What
   // is reported does not depend on it; for tests and benchmarks.
   uint64_t quiet_lines_skipped() const;
 

@@ -3,9 +3,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
+#include "common/cpu.h"
+#ifdef FINGERPRINTD_AVX2_DISPATCH
 #include <immintrin.h>
-#define FINGERPRINTD_AVX2_DISPATCH 1
 #endif
 
 #include <cstdint>
@@ -45,8 +45,7 @@ bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 namespace {
 
 // IsPlainAscii for n >= 32 on a CPU with AVX2 (chosen at run time: the build
-// targets plain x86-64): 32 bytes per test instead of 16. Quiet lines
-// (pipeline/quiet_lines.h) check the whole rest of every line with it.
+// targets plain x86-64): 32 bytes per test instead of 16.
 __attribute__((target("avx2"))) bool IsPlainAsciiAvx2(const char* p, size_t n) {
   const __m256i low = _mm256_set1_epi8(0x1f);
   const __m256i high = _mm256_set1_epi8(0x7f);
@@ -68,8 +67,7 @@ bool IsPlainAscii(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0;
 #ifdef FINGERPRINTD_AVX2_DISPATCH
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (n >= 32 && avx2) return IsPlainAsciiAvx2(p, n);
+  if (n >= 32 && CpuHasAvx2()) return IsPlainAsciiAvx2(p, n);
 #endif
 #if defined(__SSE2__)
   if (n >= 16) {
@@ -191,6 +189,38 @@ std::string_view CleanLine(std::string_view raw, std::string* scratch, CleanFlag
   std::string_view out = *scratch;
   if (!out.empty() && out.back() == '\r') out.remove_suffix(1);
   return out;
+}
+
+size_t RawLengthOf(std::string_view raw, std::string_view clean_prefix) {
+  constexpr size_t kNone = std::string_view::npos;
+  size_t i = 0, kept = 0;
+  while (kept < clean_prefix.size() && i < raw.size()) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == 0x1b) {
+      i += EscapeSequenceLength(raw.substr(i));
+      continue;
+    }
+    if (c < 0x20 || c >= 0x7f || raw[i] != clean_prefix[kept]) return kNone;
+    ++i;
+    ++kept;
+  }
+  if (kept != clean_prefix.size()) return kNone;
+  const std::string_view head = raw.substr(0, i);
+  for (size_t j = 0; j < head.size();) {
+    if (head[j] != '\x1b') {
+      ++j;
+      continue;
+    }
+    const size_t len = EscapeSequenceLength(head.substr(j));
+    if (j + len >= head.size()) return kNone;
+    j += len;
+  }
+  std::string scratch;
+  CleanFlags flags;
+  if (CleanLine(head, &scratch, &flags) != clean_prefix || flags.binary || flags.invalid_utf8) {
+    return kNone;
+  }
+  return i;
 }
 
 }  // namespace fingerprintd::parse

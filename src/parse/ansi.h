@@ -34,6 +34,13 @@ size_t EscapeSequenceLength(std::string_view text);
 // text as it is, and no escape sequence, '\r', tab or UTF-8 sequence is in it.
 bool IsPlainAscii(std::string_view text);
 
+// The length of the start of `raw` that CleanLine turns into `clean_prefix`
+// (escape sequences dropped, printable bytes kept), such that it does so
+// whatever printable ASCII follows: every escape sequence in it, measured on
+// it alone, ends before its last byte, and it raises no CleanFlags.
+// std::string_view::npos when `raw` has no such start.
+size_t RawLengthOf(std::string_view raw, std::string_view clean_prefix);
+
 // Length of the valid UTF-8 sequence at text[0] (a byte >= 0x80), 0 if invalid.
 size_t Utf8SequenceLength(std::string_view text);
 

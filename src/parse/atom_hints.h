@@ -110,7 +110,7 @@ class AtomHints {
   bool searched() const { return buffer_.data() != nullptr; }
 
   // Set by the reader when the search also looked for QuietLineTriggers()
-  // (parse/quiet_line.h): AtomFree() then vouches for those too, and the
+  // (parse/line_templates.h): AtomFree() then vouches for those too, and the
   // pipeline may skip quiet lines whole.
   void set_covers_quiet_triggers(bool covers) { covers_quiet_triggers_ = covers; }
   bool covers_quiet_triggers() const { return covers_quiet_triggers_; }

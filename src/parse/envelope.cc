@@ -52,7 +52,7 @@ bool EnvelopeDecoder::Join(int stream, std::string_view fragment, bool last, Env
 bool EnvelopeDecoder::DecodeCri(std::string_view line, EnvelopeRecord* out, bool* complete) {
   int64_t utc = 0;
   int32_t offset = 0;
-  size_t pos = ParseRfc3339(line, &utc, &offset);
+  size_t pos = cri_time_.Parse(line, &utc, &offset);
   if (pos == 0 || pos >= line.size() || line[pos] != ' ') return false;
   ++pos;
   int stream;

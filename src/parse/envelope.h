@@ -30,6 +30,7 @@
 
 #include "fingerprintd/parse.h"
 #include "fingerprintd/pipeline_events.h"
+#include "parse/time_util.h"
 
 namespace fingerprintd::parse {
 
@@ -107,6 +108,7 @@ class EnvelopeDecoder {
   Partial partials_[2];
   int emitted_partial_ = -1;  // cleared at the start of the next call
   std::string docker_log_;
+  Rfc3339Cache cri_time_;  // CRI lines' times
 };
 
 }  // namespace fingerprintd::parse

@@ -102,6 +102,8 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
   // Level, time and the space after them; what follows (a location or not)
   // only places the message.
   out->fixed_size = pos + 1;
+  out->time_begin = word_end + 1;
+  out->time_end = pos;
   size_t loc_start = pos + 1;
   if (loc_start < line.size() && line[loc_start] == '[') ++loc_start;
   const size_t after = ParseBracketLocation(line, loc_start, &out->location);
@@ -208,6 +210,7 @@ bool ParseSglang(std::string_view line, Header* out) {
   if (ParseIsoDateTime(line.substr(1), &t) == 0) return false;
   size_t pos = 20;
   pos += ParseFraction(line, pos, &t.micros);
+  const size_t time_end = pos;
   const size_t close = line.find(']', pos);
   if (close == std::string_view::npos || close > pos + 80) return false;
   std::string_view tags = line.substr(pos, close - pos);
@@ -242,6 +245,8 @@ bool ParseSglang(std::string_view line, Header* out) {
     if (word_end < msg.size() &&
         (msg[word_end] != ' ' || WordLevel(msg.substr(0, word_end)) == Level::kUnknown)) {
       out->fixed_size = message_start + word_end + 1;
+      out->time_begin = 1;
+      out->time_end = time_end;
     }
   }
   return true;
@@ -290,6 +295,12 @@ bool ParseTrtLlm(std::string_view line, Header* out) {
         line[pos + 3] == ']') {
       out->level = ParseLevel(line.substr(pos + 2, 1));
       pos += 4;
+      // Time, tags and level are decided: what follows only places the message.
+      if (pos < line.size() && line[pos] == ' ') {
+        out->fixed_size = pos + 1;
+        out->time_begin = 1;
+        out->time_end = 20;
+      }
     }
   }
   SetMessage(line, pos, pos < line.size() && line[pos] == ' ' ? pos + 1 : pos, out);

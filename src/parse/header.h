@@ -70,13 +70,16 @@ struct Header {
   // SGLang rank tags and TRT-LLM `[RANK n]` name the writing process.
   bool has_worker = false;
   ProcessId worker;
-  // vLLM, uvicorn and SGLang headers only (else 0): the bytes at the start
-  // of the parsed line that alone decide kind, level, time and rank tags.
-  // Any line starting with the same bytes parses to the same; only the
-  // location and the message may differ (buffer-first line skipping,
-  // parse/quiet_line.h). SGLang: up to the byte after the message's
-  // uppercase first word, when that decides there is no inner level.
+  // The header's byte shape (vLLM, uvicorn, SGLang and TensorRT-LLM
+  // headers; else fixed_size 0): its first fixed_size bytes alone decide
+  // kind, level, time and rank tags, so any line starting with them parses
+  // to the same header but for location and message. The time is read from
+  // bytes [time_begin, time_end) of them (equal when the header has none): a
+  // line alike but for those bytes is a header of the same shape at another
+  // time (parse/line_templates.h). SGLang: up to the byte after the
+  // message's uppercase first word, when that decides there is no inner level.
   size_t fixed_size = 0;
+  size_t time_begin = 0, time_end = 0;
 };
 
 // Parses a header at the start of `line`. Returns false (and leaves *out with
@@ -85,8 +88,7 @@ bool ParseHeader(std::string_view line, Header* out);
 
 // The time of a header without a year (`t.year == 0`) when no envelope
 // gives one: from ParserOptions::mtime_us and what follows it there, at
-// `offset` seconds east of UTC. *fallback is what it counts. The one
-// computation of the parser and of quiet-line re-timing (pipeline/quiet_lines.h).
+// `offset` seconds east of UTC. *fallback is what it counts.
 int64_t GuessedHeaderTime(const ParserOptions& options, const CivilTime& t, int32_t offset,
                           TimeFallback* fallback);
 

@@ -1,5 +1,10 @@
 #include "parse/message_reading.h"
 
+#include "common/cpu.h"
+#ifdef FINGERPRINTD_AVX2_DISPATCH
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cctype>
 
@@ -234,6 +239,48 @@ bool SplitEscapedLines(std::string_view message, std::vector<std::string>* lines
   if (!TrimRight(last).empty()) out.push_back(std::move(last));
   if (out.empty()) return false;
   *lines = std::move(out);
+  return true;
+}
+
+namespace {
+
+// Whether a quote follows `(` or `[` in p[1, n): 32 bytes per test, the
+// last test overlapping. n >= 33.
+#ifdef FINGERPRINTD_AVX2_DISPATCH
+__attribute__((target("avx2"))) inline bool OpensAt(const char* p) {
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i before = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p - 1));
+  const __m256i quote = _mm256_or_si256(_mm256_cmpeq_epi8(x, _mm256_set1_epi8('\'')),
+                                        _mm256_cmpeq_epi8(x, _mm256_set1_epi8('"')));
+  const __m256i open = _mm256_or_si256(_mm256_cmpeq_epi8(before, _mm256_set1_epi8('(')),
+                                       _mm256_cmpeq_epi8(before, _mm256_set1_epi8('[')));
+  return _mm256_movemask_epi8(_mm256_and_si256(quote, open)) != 0;
+}
+
+__attribute__((target("avx2"))) bool OpensStringLiteralAvx2(const char* p, size_t n) {
+  size_t i = 1;
+  for (; i + 32 <= n; i += 32) {
+    if (OpensAt(p + i)) return true;
+  }
+  return i != n && OpensAt(p + n - 32);
+}
+#endif
+
+}  // namespace
+
+bool ReadsAsWritten(std::string_view message) {
+  // SplitEscapedLines reads a message starting with `{"` only, and
+  // ReadReprStrings one where a string literal opens a tuple or a list: a
+  // quote right after `(` or `[`.
+  if (message.size() >= 2 && message[0] == '{' && message[1] == '"') return false;
+  const char* p = message.data();
+  const size_t n = message.size();
+#ifdef FINGERPRINTD_AVX2_DISPATCH
+  if (n >= 33 && CpuHasAvx2()) return !OpensStringLiteralAvx2(p, n);
+#endif
+  for (size_t i = 1; i < n; ++i) {
+    if ((p[i] == '\'' || p[i] == '"') && (p[i - 1] == '(' || p[i - 1] == '[')) return false;
+  }
   return true;
 }
 

@@ -68,4 +68,8 @@ bool ReadReprStrings(std::string_view message, std::string* out);
 // alone) otherwise.
 bool SplitEscapedLines(std::string_view message, std::vector<std::string>* lines);
 
+// False if ReadReprStrings or SplitEscapedLines may read `message` as
+// anything but itself: it starts with `{"`, or a quote follows `(` or `[`.
+bool ReadsAsWritten(std::string_view message);
+
 }  // namespace fingerprintd::parse

@@ -9,16 +9,22 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+constexpr std::string_view kIsoShape = "dddd-dd-ddTdd:dd:dd";
+
+// True if text[pos + i] breaks kIsoShape for some i with pos + i < text.size().
+bool BreaksIsoShape(std::string_view text, size_t pos) {
+  for (size_t i = 0; i < kIsoShape.size() && pos + i < text.size(); ++i) {
+    const char c = text[pos + i];
+    if (kIsoShape[i] == 'd' ? !IsDigit(c) : c != kIsoShape[i]) return true;
+  }
+  return false;
+}
+
 // `YYYY-MM-DDTHH:MM:SS` at text[pos], then an optional fraction and `Z`.
 // Returns the length, or 0.
 size_t IsoTimestampLength(std::string_view text, size_t pos) {
-  static constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
-  if (text.size() < pos + kShape.size()) return 0;
-  for (size_t i = 0; i < kShape.size(); ++i) {
-    const char c = text[pos + i];
-    if (kShape[i] == 'd' ? !IsDigit(c) : c != kShape[i]) return 0;
-  }
-  size_t end = pos + kShape.size();
+  if (text.size() < pos + kIsoShape.size() || BreaksIsoShape(text, pos)) return 0;
+  size_t end = pos + kIsoShape.size();
   if (end < text.size() && (text[end] == '.' || text[end] == ',')) {
     ++end;
     while (end < text.size() && IsDigit(text[end])) ++end;
@@ -76,6 +82,24 @@ std::string_view StripPasteWrappers(std::string_view line) {
     line.remove_prefix(n);
   }
   return line;
+}
+
+bool NoWrapperCanStart(std::string_view head) {
+  // Mirrors WrapperLength's first steps: a wrapper needs these first bytes.
+  if (head.empty()) return false;
+  const char c = head[0];
+  if (c == '>' || IsDigit(c)) return false;
+  if (c != '[') return true;
+  if (head.size() < 2) return false;
+  if (IsDigit(head[1])) return BreaksIsoShape(head, 1);
+  constexpr std::string_view kPod = "[pod/";
+  if (head.size() < kPod.size()) return kPod.substr(0, head.size()) != head;
+  return !StartsWith(head, kPod);
+}
+
+const std::vector<std::string>& ProgressBarTriggers() {
+  static const std::vector<std::string> kTriggers = {"it/s]", "s/it]"};
+  return kTriggers;
 }
 
 std::string_view AfterProgressBar(std::string_view line) {

@@ -23,14 +23,25 @@
 // Threading: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace fingerprintd::parse {
 
 // Returns `line` without the paste wrappers above (a view into `line`).
 std::string_view StripPasteWrappers(std::string_view line);
 
+// True if StripPasteWrappers leaves every line that starts with `head` as
+// it is: its first bytes already rule every wrapper out. False when they do
+// not (a `>`, an ISO time's or `[pod/`'s first bytes, digits).
+bool NoWrapperCanStart(std::string_view head);
+
 // The text after a tqdm bar glued to it, or `line` when there is none.
 std::string_view AfterProgressBar(std::string_view line);
+
+// What AfterProgressBar reacts to (lowercase): a line holding none of these
+// is returned as it is.
+const std::vector<std::string>& ProgressBarTriggers();
 
 }  // namespace fingerprintd::parse

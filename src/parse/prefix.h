@@ -37,14 +37,24 @@ struct ProcessId {
 // `*key` receives the text of the innermost prefix, for caching lookups.
 size_t ParsePrefixes(std::string_view text, ProcessId* out, std::string_view* key);
 
+// True if a chain of process prefixes may start at the start of `clean` (a
+// cleaned line): `(` or torch's `[r`. Else ParsePrefixes finds none,
+// whatever follows.
+inline bool MayStartPrefixChain(std::string_view clean) {
+  return !clean.empty() &&
+         (clean[0] == '(' || (clean[0] == '[' && clean.size() > 1 && clean[1] == 'r'));
+}
+
+// True if a chain ParsePrefixes read up to a byte `next` ends there whatever
+// follows: `next` is no space and starts no further prefix.
+inline bool EndsPrefixChain(char next) { return next != ' ' && next != '(' && next != '['; }
+
 // ParsePrefixes behind a small cache keyed on the chains' bytes. In a
-// container log nearly every line carries a prefix seen a few lines before:
-// 96% of the lines of a bench/gen_log.py mix are prefixed, by the API server
-// and four TP ranks interleaved, so the last kEntries distinct chains are
-// compared with the line before any parsing (the last one hit first), and a
-// chain's result is reused when its bytes are equal and nothing after them
-// could extend it. One entry would hit 39% of those lines, four 66%, eight
-// all but the first of each chain.
+// container log nearly every line carries a chain seen a few lines before
+// (an API server and its ranks interleaved), so the last kEntries distinct
+// chains are compared with the line before any parsing (the last one hit
+// first), and a chain's result is reused when its bytes are equal and
+// nothing after them could extend it.
 //
 // Parse() returns exactly what ParsePrefixes() returns for the same text
 // (tests/parse/prefix_cache_test.cc checks it on seeded random lines); the

@@ -6,15 +6,23 @@
 //     location)
 //     -> event time -> Ray rank learning -> TracebackAssembler -> RecordSink
 //
-// Buffer-first (ParserOptions::atom_hints, replay): a line whose raw bytes
-// start with the raw prefix (ANSI included) of a recent line, followed by
-// plain printable ASCII that cannot extend the prefix chain, skips
-// CleanLine, StripPasteWrappers, the prefix parse and the worker lookup: each
-// of them is a function of those bytes, so the result is the recent line's
-// (RawPrefix below says why, step by step). A record whose message lies in
-// buffer bytes without any prefilter atom is marked atom-free for the engine.
-// Without hints every line takes the per-line path, the oracle the
-// buffer-first one is tested against (tests/parse/buffer_first_test.cc).
+// Buffer-first (ParserOptions::atom_hints, replay), three tiers skip work
+// whose result the line's bytes already decide:
+// - PrefixCache: a chain of process prefixes seen a few lines before;
+// - the raw prefix: a line starting with a recent line's raw chain (ANSI
+//   included), followed by plain printable ASCII that cannot extend it,
+//   skips CleanLine, StripPasteWrappers, the prefix parse and the worker
+//   lookup (RawPrefix below says why);
+// - line templates (parse/line_templates.h): a line the read buffer's search
+//   vouches holds no atom and no trigger, of a source whose traceback reading
+//   is idle, starting with a template's head, is dated as Process would date
+//   it and offered to the sink as a quiet record (RecordSink::TakeQuietRecord);
+//   taken, the rest of the parse is skipped. Templates are learnt in Process
+//   from the lines it parses.
+// A record whose message lies in buffer bytes without any prefilter atom is
+// marked atom-free for the engine. Without hints every line takes the
+// per-line path, the oracle the buffer-first one is tested against
+// (tests/parse/buffer_first_test.cc).
 //
 // Choices worth knowing:
 // - LineRead() reports the physical line's bytes plus its '\n' (the caller
@@ -27,15 +35,12 @@
 //   file's mtime, else from the injected current year (both counted). Header
 //   times are converted with the envelope's zone offset when it has one, else
 //   with ParserOptions::local_utc_offset_s.
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -44,9 +49,11 @@
 #include "parse/atom_hints.h"
 #include "parse/envelope.h"
 #include "parse/header.h"
+#include "parse/line_templates.h"
 #include "parse/message_reading.h"
 #include "parse/paste_wrappers.h"
 #include "parse/prefix.h"
+#include "parse/rank_learning.h"
 #include "parse/traceback_assembler.h"
 
 namespace fingerprintd::parse {
@@ -63,14 +70,6 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
-// Reads digits at s[pos]; -1 if none.
-int32_t DigitsAt(std::string_view s, size_t pos) {
-  int64_t v = 0;
-  size_t i = pos;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9' && v < 1'000'000) v = v * 10 + (s[i++] - '0');
-  return i == pos ? -1 : static_cast<int32_t>(v);
-}
-
 bool SameCivil(const CivilTime& a, const CivilTime& b) {
   return a.second == b.second && a.minute == b.minute && a.hour == b.hour && a.day == b.day &&
          a.month == b.month && a.year == b.year && a.micros == b.micros;
@@ -84,34 +83,6 @@ std::string_view CapLine(std::string_view line, size_t max) {
     --cut;
   }
   return line.substr(0, cut);
-}
-
-// True if every byte is printable ASCII (0x20..0x7e): CleanLine leaves such
-// bytes as they are, and nothing in them is an escape sequence's. Sixteen
-// bytes at a time: as signed bytes, exactly those are > 0x1f and < 0x7f.
-bool PlainAscii(std::string_view s) {
-  const char* p = s.data();
-  size_t i = 0;
-#if defined(__SSE2__)
-  const __m128i low = _mm_set1_epi8(0x1f);
-  const __m128i high = _mm_set1_epi8(0x7f);
-  auto plain16 = [&](size_t at) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-    const __m128i ok = _mm_and_si128(_mm_cmpgt_epi8(x, low), _mm_cmplt_epi8(x, high));
-    return _mm_movemask_epi8(ok) == 0xFFFF;
-  };
-  if (s.size() >= 16) {
-    for (; i + 16 <= s.size(); i += 16) {
-      if (!plain16(i)) return false;
-    }
-    return i == s.size() || plain16(s.size() - 16);  // the tail, overlapping
-  }
-#endif
-  for (; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(p[i]);
-    if (c < 0x20 || c >= 0x7f) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -159,15 +130,33 @@ struct SourceParser::Impl {
 
   void Feed(std::string_view line);
   void Process(const EnvelopeRecord& rec);
+  // What Process read of a line, for LearnTemplate.
+  struct Shape {
+    WorkerInfo* worker = nullptr;
+    size_t consumed = 0;                            // the cleaned prefix chain's bytes
+    size_t raw_chain_end = std::string_view::npos;  // its raw bytes, when the raw prefix gave them
+    std::string_view clean;                         // the cleaned line ("" on a raw prefix hit)
+    std::string_view rest;                          // what the header was read from
+    Header header;
+  };
+  // A line with a template (parse/line_templates.h) whose record the sink
+  // takes as quiet: its times set as Process would set them. False: parse it.
+  bool SkipQuietLine(const EnvelopeRecord& rec);
+  void LearnTemplate(const EnvelopeRecord& rec, const Shape& line);
+  // The event time of a line of `worker` in `rec` whose header has the time
+  // *header_time (null: none), and the fallback it counts. False when
+  // neither the line nor the source has a time yet.
+  bool DateLine(const CivilTime* header_time, const EnvelopeRecord& rec, uint32_t worker,
+                int64_t* time_us, std::optional<TimeFallback>* guessed);
   // Runs one message of `rec` (the line's, or a piece message_reading.h read
   // out of it) through the traceback assembler to the sink.
-  void Deliver(const EnvelopeRecord& rec, WorkerInfo* worker, const Header& header, bool has_header,
-               std::string_view message, int64_t time_us);
+  LineKind Deliver(const EnvelopeRecord& rec, WorkerInfo* worker, const Header& header,
+                   bool has_header, std::string_view message, int64_t time_us);
   WorkerInfo* Lookup(const ProcessId& id, std::string_view key);
   WorkerInfo* Recycle(const ProcessId& id);
   static void IndexKey(std::string_view name, int32_t pid, std::string_view ip, std::string* out);
-  int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec);
-  void LearnRank(WorkerInfo* worker, std::string_view message);
+  int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec,
+                     std::optional<TimeFallback>* guessed);
 
   const uint32_t source_id;
   const std::string source_name;
@@ -190,6 +179,7 @@ struct SourceParser::Impl {
   // are compared before parsing (PrefixCache), the innermost prefix's text
   // (or the header's rank tags) with the last few looked up before hashing.
   PrefixCache prefix_cache;
+  LineTemplates templates;  // buffer-first only
   struct RecentKey {
     std::string key;
     WorkerInfo* worker = nullptr;
@@ -244,6 +234,12 @@ struct SourceParser::Impl {
     }
   }
   // HeaderTime of the previous header (most lines repeat its second).
+  struct {
+    bool valid = false;
+    CivilTime t;
+    int32_t offset = 0;
+    int64_t result = 0;
+  } year_cache;
   struct {
     bool valid = false;
     CivilTime t;
@@ -308,7 +304,7 @@ bool SourceParser::Impl::RawPrefixHit(std::string_view content, WorkerInfo** wor
     size_t next = 0;
     while (next < after.size() && after[next] == ' ') ++next;
     if (next < after.size() && (after[next] == '(' || after[next] == '[')) return false;
-    if (!PlainAscii(after)) return false;
+    if (!IsPlainAscii(after)) return false;
     *worker = e.worker;
     *chain_size = e.chain_size;
     *rest = after;
@@ -329,41 +325,12 @@ bool SourceParser::Impl::RawPrefixHit(std::string_view content, WorkerInfo** wor
 void SourceParser::Impl::KeepRawPrefix(std::string_view content, std::string_view clean,
                                        size_t consumed, WorkerInfo* worker) {
   if (consumed == 0 || consumed > clean.size() || clean[0] != '(') return;
-  size_t i = 0, kept = 0;
-  while (kept < consumed && i < content.size()) {
-    const unsigned char c = static_cast<unsigned char>(content[i]);
-    if (c == 0x1b) {
-      const size_t len = EscapeSequenceLength(content.substr(i));
-      i += len;
-      continue;
-    }
-    if (c < 0x20 || c >= 0x7f || content[i] != clean[kept]) return;
-    ++i;
-    ++kept;
-  }
-  if (kept != consumed || i >= content.size()) return;
-  const std::string_view raw = content.substr(0, i);
-  // Every escape sequence must end inside `raw`, before its last byte, when
-  // measured on `raw` alone.
-  for (size_t j = 0; j < raw.size();) {
-    if (raw[j] != '\x1b') {
-      ++j;
-      continue;
-    }
-    const size_t len = EscapeSequenceLength(raw.substr(j));
-    if (j + len >= raw.size()) return;
-    j += len;
-  }
-  std::string scratch;
-  CleanFlags flags;
-  if (CleanLine(raw, &scratch, &flags) != clean.substr(0, consumed) || flags.binary ||
-      flags.invalid_utf8) {
-    return;
-  }
+  const size_t raw_size = RawLengthOf(content, clean.substr(0, consumed));
+  if (raw_size == std::string_view::npos || raw_size >= content.size()) return;
   RawPrefix& e = raw_prefixes[raw_next_victim];
   raw_last_hit = raw_next_victim;
   raw_next_victim = (raw_next_victim + 1) % kRawPrefixes;
-  e.raw.assign(raw.data(), raw.size());
+  e.raw.assign(content.data(), raw_size);
   e.ends_in_space = clean[consumed - 1] == ' ';
   e.chain_size = consumed;
   e.worker = worker;
@@ -429,15 +396,25 @@ WorkerInfo* SourceParser::Impl::Recycle(const ProcessId& id) {
     if (r.worker == victim) r.worker = nullptr;
   }
   for (RawPrefix& e : raw_prefixes) e.raw.clear();
+  templates.Forget();
   WorkerTable::Reuse(victim, id.role, id.name, id.pid, id.ip);
   if (victim->id < last_time.size()) SetTime(victim->id, kNoTime, false);
   return victim;
 }
 
-int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord& rec) {
+int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord& rec,
+                                       std::optional<TimeFallback>* guessed) {
   const bool envelope_year = rec.has_time && rec.year == EnvelopeYear::kKnown;
   const int32_t offset = envelope_year ? rec.zone_offset_s : options.local_utc_offset_s;
-  if (t.year != 0) return CivilToUnixMicros(t, t.year, offset);
+  if (t.year != 0) {
+    if (!year_cache.valid || !SameCivil(year_cache.t, t) || year_cache.offset != offset) {
+      year_cache.valid = true;
+      year_cache.t = t;
+      year_cache.offset = offset;
+      year_cache.result = CivilToUnixMicros(t, t.year, offset);
+    }
+    return year_cache.result;
+  }
   if (envelope_year) {
     // The envelope's local calendar year, then whichever neighbour puts the
     // header closest to the envelope time (a Dec 31 line read on Jan 1).
@@ -458,7 +435,7 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
   // wall clock only through the year: it holds until changes_at_us.
   if (guess_cache.valid && SameCivil(guess_cache.t, t) && guess_cache.offset == offset &&
       (options.wall_clock == nullptr || options.wall_clock() < guess_cache.changes_at_us)) {
-    events.TimeGuessed(guess_cache.fallback);
+    *guessed = guess_cache.fallback;
     return guess_cache.result;
   }
   guess_cache.valid = true;
@@ -469,47 +446,119 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
       options.wall_clock == nullptr
           ? std::numeric_limits<int64_t>::max()
           : YearGuessChangesAt(t, guess_cache.result, offset, kYearGuessZoneSlackUs);
-  events.TimeGuessed(guess_cache.fallback);
+  *guessed = guess_cache.fallback;
   return guess_cache.result;
 }
 
-void SourceParser::Impl::LearnRank(WorkerInfo* worker, std::string_view message) {
-  // vLLM parallel_state: "world_size=2 rank=1 local_rank=0 ..." (Ray workers
-  // carry no rank in their prefix, so this is where it comes from).
-  size_t at = message.find("world_size=");
-  if (at != std::string_view::npos) {
-    const size_t r = message.find(" rank=", at);
-    if (r != std::string_view::npos) {
-      const int32_t rank = DigitsAt(message, r + 6);
-      if (rank >= 0) worker->rank = rank;
+bool SourceParser::Impl::DateLine(const CivilTime* header_time, const EnvelopeRecord& rec,
+                                  uint32_t worker, int64_t* time_us,
+                                  std::optional<TimeFallback>* guessed) {
+  if (header_time != nullptr) {
+    *time_us = HeaderTime(*header_time, rec, guessed);
+    return true;
+  }
+  if (rec.has_time) {
+    *time_us = rec.time_us;
+    if (rec.year == EnvelopeYear::kFromMtime) *guessed = TimeFallback::kYearFromMtime;
+    if (rec.year == EnvelopeYear::kFromClock) *guessed = TimeFallback::kYearFromClock;
+    return true;
+  }
+  const int64_t stream_time = worker < last_time.size() ? last_time[worker] : kNoTime;
+  if (stream_time != kNoTime && (source_last_time == kNoTime || stream_time >= source_last_time)) {
+    *time_us = stream_time;
+    return true;
+  }
+  // A line without a time (an interpreter's traceback, a C++ abort, NCCL)
+  // is written now: the source's latest time dates it better than its
+  // stream's last header, which may be a start-up line minutes earlier (an
+  // API server silent until its final traceback).
+  *time_us = source_last_time;
+  return source_last_time != kNoTime;
+}
+
+bool SourceParser::Impl::SkipQuietLine(const EnvelopeRecord& rec) {
+  const LineTemplate* t = templates.Find(rec.content, *options.atom_hints);
+  if (t == nullptr ||
+      (t->level == Level::kUnknown && !ReadsAsWritten(rec.content.substr(t->head.size())))) {
+    return false;
+  }
+  int64_t time_us;
+  std::optional<TimeFallback> guessed;
+  if (!DateLine(t->has_time ? &t->time : nullptr, rec, t->worker->id, &time_us, &guessed) ||
+      !sink.TakeQuietRecord(*t->worker, time_us)) {
+    return false;
+  }
+  // What Process leaves for the line: the times, and no rank for raw lines
+  // to follow unless its header named one.
+  if (guessed) events.TimeGuessed(*guessed);
+  if (t->has_time || rec.has_time) SetTime(t->worker->id, time_us, true);
+  header_worker = t->names_worker ? t->worker : nullptr;
+  return true;
+}
+
+void SourceParser::Impl::LearnTemplate(const EnvelopeRecord& rec, const Shape& line) {
+  const Header& header = line.header;
+  if (header.level != Level::kInfo && header.level != Level::kDebug &&
+      header.level != Level::kUnknown) {
+    return;
+  }
+  const std::string_view content = rec.content;
+  LineTemplate t;
+  t.kind = header.kind;
+  t.level = header.level;
+  t.worker = line.worker;
+  if (header.fixed_size == 0) {
+    // A header that varies in its bytes, read again for each line: the line
+    // must be what the header was read from.
+    if (line.consumed != 0 || header.has_time || header.has_worker ||
+        line.rest.data() != content.data() || line.rest.size() != content.size() ||
+        !IsPlainAscii(content)) {
+      return;
     }
+    templates.Learn(std::move(t), content[0]);
     return;
   }
-  // "rank 1 in world size 2 is assigned as DP rank 0, PP rank 0, ..., TP rank 1, EP rank 1"
-  if (message.substr(0, 5) != "rank " ||
-      message.find(" in world size ") == std::string_view::npos) {
+  // The raw bytes of the chain, then the header's fixed bytes as they are.
+  size_t chain_end = line.raw_chain_end;
+  if (chain_end == std::string_view::npos) {
+    chain_end = line.consumed == 0 ? 0 : RawLengthOf(content, line.clean.substr(0, line.consumed));
+  }
+  const std::string_view rest = line.rest;
+  if (chain_end == std::string_view::npos || rest.size() < header.fixed_size ||
+      content.size() < chain_end + header.fixed_size) {
     return;
   }
-  const int32_t rank = DigitsAt(message, 5);
-  if (rank >= 0) worker->rank = rank;
-  auto field = [&](std::string_view tag, int32_t* out) {
-    const size_t p = message.find(tag);
-    if (p == std::string_view::npos) return;
-    const int32_t v = DigitsAt(message, p + tag.size());
-    if (v >= 0 && *out < 0) *out = v;
-  };
-  field(" TP rank ", &worker->tp);
-  field(" PP rank ", &worker->pp);
-  field(" DP rank ", &worker->dp);
-  field(" EP rank ", &worker->ep);
+  const std::string_view fixed = content.substr(chain_end, header.fixed_size);
+  // The wrappers and the chain are decided by the head's bytes. (A raw
+  // prefix hit's line starts with `(`: no wrapper.)
+  const bool decided =
+      (line.clean.empty() ||
+       NoWrapperCanStart(line.clean.substr(0, line.consumed + fixed.size()))) &&
+      (line.consumed == 0 ? !MayStartPrefixChain(line.clean) : EndsPrefixChain(rest[0]));
+  if (!decided || fixed != rest.substr(0, fixed.size()) || !IsPlainAscii(fixed)) return;
+  t.head.assign(content.data(), chain_end + fixed.size());
+  t.chain_end = chain_end;
+  t.has_time = header.has_time;
+  t.time = header.time;
+  t.time_begin = header.time_end > 0 ? chain_end + header.time_begin : 0;
+  t.time_end = header.time_end > 0 ? chain_end + header.time_end : 0;
+  t.names_worker = header.has_worker;
+  templates.Learn(std::move(t), content[0]);
 }
 
 void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
   const AtomHints* hints = options.atom_hints;
-  WorkerInfo* worker = unprefixed;
-  size_t consumed = 0;
+  // Buffer-first: a line the search vouches holds no atom and no trigger,
+  // of a source whose traceback reading is idle, may skip the parse below
+  // (parse/line_templates.h), and may become a template.
+  const bool vouched = hints != nullptr && hints->covers_quiet_triggers() &&
+                       !assembler.HoldsAny() && hints->AtomFree(rec.content);
+  if (vouched && SkipQuietLine(rec)) return;
+  Shape line;
+  line.worker = unprefixed;
+  bool learnable = vouched;
   std::string_view rest;
-  if (hints == nullptr || !RawPrefixHit(rec.content, &worker, &consumed, &rest)) {
+  if (hints == nullptr || !RawPrefixHit(rec.content, &line.worker, &line.consumed, &rest)) {
     CleanFlags flags;
     std::string_view clean = CleanLine(rec.content, &clean_scratch, &flags);
     if (flags.binary) events.LineDropped(DropReason::kBinary);
@@ -520,32 +569,34 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
       clean = unwrapped;
       // A chain starts with `(` or torch's `[rank` (parse/prefix.h); an
       // SGLang or TensorRT-LLM header's `[2026-` or `[TensorRT-LLM]` is none.
-      if (!clean.empty() &&
-          (clean[0] == '(' || (clean[0] == '[' && clean.size() > 1 && clean[1] == 'r'))) {
+      if (MayStartPrefixChain(clean)) {
         ProcessId id;
         std::string_view key;
-        consumed = prefix_cache.Parse(clean, &id, &key);
-        if (consumed > 0) {
-          worker = Lookup(id, key);
+        line.consumed = prefix_cache.Parse(clean, &id, &key);
+        if (line.consumed > 0) {
+          line.worker = Lookup(id, key);
           if (hints != nullptr && !wrapped && !flags.binary && !flags.invalid_utf8) {
-            KeepRawPrefix(rec.content, clean, consumed, worker);
+            KeepRawPrefix(rec.content, clean, line.consumed, line.worker);
           }
         }
       }
+      learnable = learnable && !wrapped && !flags.binary && !flags.invalid_utf8;
     }
-    rest = clean.substr(consumed);
+    line.clean = clean;
+    rest = clean.substr(line.consumed);
+  } else {
+    line.raw_chain_end = rec.content.size() - rest.size();
   }
+  WorkerInfo*& worker = line.worker;
   while (!rest.empty() && rest[0] == '\r') rest.remove_prefix(1);  // tqdm after a prefix
-  // A bar ends in `it/s]` or `s/it]`, quiet-line triggers: bytes of the read
-  // buffer the search found none in hold no bar.
+  // A bar ends in a trigger (ProgressBarTriggers): bytes of the read buffer
+  // the search found none in hold no bar.
   const bool raw_rest = rest.data() >= rec.content.data() &&
                         rest.data() + rest.size() <= rec.content.data() + rec.content.size();
-  if (!(raw_rest && hints != nullptr && hints->covers_quiet_triggers() &&
-        hints->AtomFree(rec.content))) {
-    rest = AfterProgressBar(rest);
-  }
+  if (!(raw_rest && vouched)) rest = AfterProgressBar(rest);
+  line.rest = rest;
 
-  Header header;
+  Header& header = line.header;
   const bool has_header = ParseHeader(rest, &header);
   // A host application's logger around the engine's own line: "2026-06-01
   // 10:00:00,123 - app.engine - INFO - (Worker_TP0 pid=7) ERROR 06-01 ...".
@@ -564,15 +615,16 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
         inner_header.kind != HeaderKind::kGenericTime) {
       if (n > 0) {
         worker = Lookup(id, key);
-        consumed = n;
+        line.consumed = n;
       }
       header = inner_header;
+      learnable = false;
     }
   }
   if (header.has_worker) {
     worker = Lookup(header.worker, header.worker.name);
     header_worker = worker;
-  } else if (consumed > 0 || has_header) {
+  } else if (line.consumed > 0 || has_header) {
     header_worker = nullptr;
   } else if (header_worker != nullptr) {
     // SGLang/TRT-LLM name the rank only in the header of a record's first
@@ -583,22 +635,10 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
 
   if (worker->id >= last_time.size()) last_time.resize(worker->id + 1, kNoTime);
   int64_t time_us;
+  std::optional<TimeFallback> guessed;
   time_read = false;
-  if (header.has_time) {
-    time_us = HeaderTime(header.time, rec);
-  } else if (rec.has_time) {
-    time_us = rec.time_us;
-    if (rec.year == EnvelopeYear::kFromMtime) events.TimeGuessed(TimeFallback::kYearFromMtime);
-    if (rec.year == EnvelopeYear::kFromClock) events.TimeGuessed(TimeFallback::kYearFromClock);
-  } else if (last_time[worker->id] != kNoTime &&
-             (source_last_time == kNoTime || last_time[worker->id] >= source_last_time)) {
-    time_us = last_time[worker->id];
-  } else if (source_last_time != kNoTime) {
-    // A line without a time (an interpreter's traceback, a C++ abort, NCCL)
-    // is written now: the source's latest time dates it better than its
-    // stream's last header, which may be a start-up line minutes earlier
-    // (an API server silent until its final traceback).
-    time_us = source_last_time;
+  if (DateLine(header.has_time ? &header.time : nullptr, rec, worker->id, &time_us, &guessed)) {
+    if (guessed) events.TimeGuessed(*guessed);
   } else {
     // No time in the source yet. Live, the line is dated by when it is read,
     // so what it starts is decided in wall time like any other line; replay
@@ -611,10 +651,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     SetTime(worker->id, time_us, true);
   }
 
-  if (worker->role == ProcessRole::kWorker && worker->rank < 0 &&
-      header.location.find("parallel_state") != std::string_view::npos) {
-    LearnRank(worker, header.message);
-  }
+  LearnRank(worker, header.location, header.message);
 
   // How a person reads the message (parse/message_reading.h): a repr of
   // several strings as their text, a dump with escaped newlines as its lines.
@@ -635,12 +672,15 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
       return;
     }
   }
-  Deliver(rec, worker, header, has_header, header.message, time_us);
+  const LineKind kind = Deliver(rec, worker, header, has_header, header.message, time_us);
+  if (learnable && has_header && kind == LineKind::kMessage && !assembler.HoldsAny()) {
+    LearnTemplate(rec, line);
+  }
 }
 
-void SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* worker,
-                                 const Header& header, bool has_header, std::string_view message,
-                                 int64_t time_us) {
+LineKind SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* worker,
+                                     const Header& header, bool has_header,
+                                     std::string_view message, int64_t time_us) {
   const AtomHints* hints = options.atom_hints;
   TracebackInput in;
   in.worker = worker;
@@ -674,6 +714,7 @@ void SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* worker,
     record.atom_free_for = hints->rule_set();
   }
   sink.OnRecord(record);
+  return record.kind;
 }
 
 void SourceParser::Impl::Feed(std::string_view line) {
@@ -706,22 +747,6 @@ void SourceParser::LowestHeld(SourcePosition* pos) const {
 }
 bool SourceParser::HoldsNothing() const {
   return !impl_->envelope.HoldsAny() && !impl_->assembler.HoldsAny();
-}
-
-// What Impl::Process sets for such a line, step by step: the worker its
-// chain or header names (no header names a rank); header_worker cleared
-// (consumed > 0 or has_header); with a time, the stream's and the source's
-// last time; the idle assembler keeps nothing of a line that is no frame,
-// traceback header or exception line; the record goes to the sink, which
-// takes no record while the pipeline catches up.
-void SourceParser::FollowLine(const WorkerInfo& worker, bool has_time, int64_t time_us,
-                              bool names_worker) {
-  Impl& p = *impl_;
-  if (has_time) {
-    if (worker.id >= p.last_time.size()) p.last_time.resize(worker.id + 1, kNoTime);
-    p.SetTime(worker.id, time_us, true);
-  }
-  p.header_worker = names_worker ? p.workers.Mutable(worker.id) : nullptr;
 }
 
 void SourceParser::CountAsRereadUntil(uint64_t line) { impl_->reread_until = line; }

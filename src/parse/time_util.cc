@@ -182,4 +182,37 @@ size_t ParseRfc3339(std::string_view text, int64_t* utc_us, int32_t* offset_s) {
   return pos;
 }
 
+size_t Rfc3339Cache::Parse(std::string_view text, int64_t* utc_us, int32_t* offset_s) {
+  constexpr int64_t kMicrosPerSecond = 1'000'000;
+  // The seconds (00-59; a leap second takes the full parse) and the fraction
+  // after the minute, as ParseRfc3339 reads them; 0 where it must decide.
+  auto seconds = [&](int32_t* sec, int32_t* micros) -> size_t {
+    *micros = 0;
+    if (text.size() < 20 || !ReadDigits(text, kMinuteBytes, 2, sec) || *sec > 59) return 0;
+    size_t pos = 19;
+    if (text[pos] == '.') pos += ParseFraction(text, pos, micros);
+    return pos;
+  };
+  int32_t sec, micros;
+  if (valid_ && text.size() > kMinuteBytes &&
+      std::memcmp(text.data(), minute_, kMinuteBytes) == 0) {
+    const size_t pos = seconds(&sec, &micros);
+    if (pos != 0 && pos < text.size() && text[pos] == 'Z') {
+      *utc_us = minute_us_ + sec * kMicrosPerSecond + micros;
+      *offset_s = 0;
+      return pos + 1;
+    }
+  }
+  const size_t end = ParseRfc3339(text, utc_us, offset_s);
+  if (end != 0 && *offset_s == 0) {
+    const size_t pos = seconds(&sec, &micros);
+    if (pos != 0 && pos + 1 == end && text[pos] == 'Z') {
+      std::memcpy(minute_, text.data(), kMinuteBytes);
+      valid_ = true;
+      minute_us_ = *utc_us - sec * kMicrosPerSecond - micros;
+    }
+  }
+  return end;
+}
+
 }  // namespace fingerprintd::parse

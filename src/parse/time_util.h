@@ -79,6 +79,22 @@ bool PlausibleCivil(const CivilTime& t);
 // Docker). Returns the bytes consumed, or 0 if `text` does not start with one.
 size_t ParseRfc3339(std::string_view text, int64_t* utc_us, int32_t* offset_s);
 
+// ParseRfc3339 behind the last minute it read. Kubelets write every CRI
+// line's time in UTC, and consecutive lines mostly share their minute: a text
+// whose first 17 bytes (`YYYY-MM-DDTHH:MM:`) are the last `Z` time's reads
+// only its seconds, fraction and zone. Parse() returns exactly what
+// ParseRfc3339 returns for the same text (tests/parse/time_util_test.cc).
+class Rfc3339Cache {
+ public:
+  size_t Parse(std::string_view text, int64_t* utc_us, int32_t* offset_s);
+
+ private:
+  static constexpr size_t kMinuteBytes = 17;
+  char minute_[kMinuteBytes] = {};
+  bool valid_ = false;
+  int64_t minute_us_ = 0;  // the minute's first microsecond
+};
+
 // Parses "YYYY-MM-DD HH:MM:SS" at the start of `text` (no fraction). Returns the
 // bytes consumed or 0.
 size_t ParseIsoDateTime(std::string_view text, CivilTime* out);

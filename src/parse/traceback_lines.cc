@@ -1,9 +1,15 @@
 #include "parse/traceback_lines.h"
 
+#include <cctype>
+
 namespace fingerprintd::parse {
 namespace {
 
 constexpr std::string_view kTracebackHeader = "Traceback (most recent call last):";
+constexpr std::string_view kFrameStart = "File \"";
+// The last name of an exception class ends in one of these.
+constexpr std::string_view kExceptionClassSuffixes[] = {"Error", "Exception", "Warning",
+                                                        "Interrupt", "Exit"};
 
 bool IsIdentStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
@@ -33,7 +39,7 @@ bool LooksLikeExceptionClass(std::string_view type) {
   const size_t dot = base.rfind('.');
   std::string_view last = dot == std::string_view::npos ? base : base.substr(dot + 1);
   if (last == "Error") return false;  // "Error: could not ..." is prose, not a class
-  for (std::string_view suffix : {"Error", "Exception", "Warning", "Interrupt", "Exit"}) {
+  for (std::string_view suffix : kExceptionClassSuffixes) {
     if (EndsWith(last, suffix)) return true;
   }
   // "tvm.error.InternalError"-style paths are covered above; a dotted path
@@ -41,7 +47,24 @@ bool LooksLikeExceptionClass(std::string_view type) {
   return dot != std::string_view::npos && base.find("Error") != std::string_view::npos;
 }
 
+std::string Lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 }  // namespace
+
+const std::vector<std::string>& TracebackTriggers() {
+  static const std::vector<std::string> kTriggers = [] {
+    // The header without its colon: a header glued to more text is one too.
+    std::vector<std::string> out = {
+        Lowercase(kTracebackHeader.substr(0, kTracebackHeader.size() - 1)), Lowercase(kFrameStart)};
+    for (std::string_view suffix : kExceptionClassSuffixes) out.push_back(Lowercase(suffix));
+    return out;
+  }();
+  return kTriggers;
+}
 
 std::string_view TrimSpaces(std::string_view s) {
   size_t b = 0;
@@ -67,8 +90,8 @@ bool IsChainSeparatorLine(std::string_view message) {
 bool ParseFrameLine(std::string_view message, FrameLine* out) {
   size_t i = 0;
   while (i < message.size() && message[i] == ' ') ++i;
-  if (message.substr(i, 6) != "File \"") return false;
-  i += 6;
+  if (message.substr(i, kFrameStart.size()) != kFrameStart) return false;
+  i += kFrameStart.size();
   const size_t close = message.find("\", line ", i);
   if (close == std::string_view::npos) return false;
   FrameLine f;

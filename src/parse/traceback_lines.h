@@ -16,9 +16,17 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace fingerprintd::parse {
+
+// What an idle stream's traceback reading reacts to (lowercase, matched in
+// any case): the traceback header, a frame's `File "`, and the endings of an
+// exception class's name (a chain separator holds "exception" too). A line
+// holding none of them is a plain message to it, and leaves it idle.
+const std::vector<std::string>& TracebackTriggers();
 
 // True for "Traceback (most recent call last):", also at the end of a message
 // (SGLang: "Scheduler hit an exception: Traceback (most recent call last):").

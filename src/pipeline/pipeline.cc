@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "correlate/correlator_state.h"
-#include "pipeline/quiet_lines.h"
 #include "rules/atom_set.h"
 
 namespace fingerprintd {
@@ -63,75 +62,6 @@ void ReportPrefilterFallbacks(PipelineEvents& events) {
   for (; before < now; ++before) events.StateEvicted(Evicted::kPrefilterFallback);
 }
 
-// The parser's events, for a source whose quiet lines may be skipped: what
-// one line counted (a template line must count only its read and its time
-// fallback), and nothing at all while the parser re-reads template lines to
-// catch up with skipped ones.
-class ParserEvents final : public PipelineEvents {
- public:
-  explicit ParserEvents(PipelineEvents& next) : next_(next) {}
-  void Reset() { guessed = 0, others = 0; }
-  void LineRead(std::string_view source, uint64_t bytes) override {
-    if (!muted) next_.LineRead(source, bytes);
-  }
-  void LineDropped(DropReason reason) override {
-    ++others;
-    if (!muted) next_.LineDropped(reason);
-  }
-  void TimeGuessed(TimeFallback fallback) override {
-    if (muted) return;
-    ++guessed;
-    last_fallback = fallback;
-    next_.TimeGuessed(fallback);
-  }
-  // The parser reports nothing below on a template line, nor while it
-  // catches up (a skipped line is no part of a traceback); they pass on.
-  void TracebackAssembled() override {
-    ++others;
-    next_.TracebackAssembled();
-  }
-  void RuleMatched(std::string_view rule, std::string_view stage) override {
-    ++others;
-    next_.RuleMatched(rule, stage);
-  }
-  void IncidentOpened(std::string_view rule, std::string_view rule_class,
-                      std::string_view severity) override {
-    next_.IncidentOpened(rule, rule_class, severity);
-  }
-  void IncidentUpdated(std::string_view rule) override { next_.IncidentUpdated(rule); }
-  void FileRotated() override { next_.FileRotated(); }
-  void FileTruncated() override { next_.FileTruncated(); }
-  void StateEvicted(Evicted what) override {
-    ++others;
-    next_.StateEvicted(what);
-  }
-
-  bool muted = false;
-  int guessed = 0;
-  TimeFallback last_fallback = TimeFallback::kYearFromClock;
-  int others = 0;
-
- private:
-  PipelineEvents& next_;
-};
-
-// The fields of the record a line the parser processed gave, kept past the
-// call for QuietLines::Learn.
-struct CapturedRecord {
-  int count = 0;
-  LogRecord record;
-  std::string location, message;
-  void Take(const LogRecord& r) {
-    if (++count > 1) return;
-    record = r;
-    location.assign(r.location.data(), r.location.size());
-    message.assign(r.message.data(), r.message.size());
-    record.location = location;
-    record.message = message;
-    record.raw = {};
-  }
-};
-
 }  // namespace
 
 struct Pipeline::Impl {
@@ -156,17 +86,19 @@ struct Pipeline::Impl {
    public:
     Tap(Impl& impl, Source& source) : impl_(impl), source_(source) {}
     void OnRecord(const LogRecord& record) override {
-      if (source_.catching_up) return;  // a template line standing for a skipped one
-      if (source_.capturing) source_.captured.Take(record);
-      source_.last_record_time = record.time_us;
-      if (record.time_us != 0 && record.time_us > source_.floor) source_.floor = record.time_us;
+      MoveFloor(record.time_us);
       source_.engine->OnRecord(record);
+    }
+    bool TakeQuietRecord(const WorkerInfo& worker, int64_t time_us) override {
+      if (!source_.engine->SkipQuietRecord(worker)) return false;
+      MoveFloor(time_us);
+      ++impl_.quiet_skipped;
+      return true;
     }
     void OnTraceback(const Traceback& traceback) override {
       source_.engine->OnTraceback(traceback);
     }
     void OnStreamForgotten(const WorkerInfo& worker) override {
-      if (source_.quiet) source_.quiet->Forget();
       source_.engine->OnStreamForgotten(worker);
     }
     void OnHit(rules::RuleHit hit) override {
@@ -199,6 +131,10 @@ struct Pipeline::Impl {
     }
 
    private:
+    void MoveFloor(int64_t time_us) {
+      if (time_us != 0 && time_us > source_.floor) source_.floor = time_us;
+    }
+
     Impl& impl_;
     Source& source_;
   };
@@ -210,15 +146,6 @@ struct Pipeline::Impl {
     std::unique_ptr<Tap> tap;
     std::unique_ptr<rules::RuleEngine> engine;
     std::unique_ptr<parse::SourceParser> parser;
-    // Buffer-first replay only (SourceSpec::parser.atom_hints set): quiet
-    // lines skipped whole (pipeline/quiet_lines.h).
-    std::unique_ptr<pipeline::QuietLines> quiet;
-    std::unique_ptr<ParserEvents> parser_events;
-    bool parser_quiet = false;  // the parser holds no partial and no traceback
-    bool capturing = false;     // the line being parsed may become a template
-    bool catching_up = false;   // template lines re-read for skipped ones
-    CapturedRecord captured;
-    int64_t last_record_time = 0;
     bool ended = false;
     int64_t floor = kNoTime;   // highest event time read
     int64_t ticked = kNoTime;  // floor at the last Tick of its parser and engine
@@ -231,8 +158,8 @@ struct Pipeline::Impl {
     };
     std::deque<Clock> clocks;
     // floor and ticked when AfterLine() last ran (settled: it has run since
-    // they were last set otherwise): a skipped line that moved neither gives
-    // it nothing to do (TrySkip).
+    // they were last set otherwise and nothing was held since): a line that
+    // moved neither and held nothing gives it nothing to do.
     bool settled = false;
     int64_t settled_floor = kNoTime, settled_ticked = kNoTime;
     uint64_t seq = 0;  // events produced
@@ -273,68 +200,14 @@ struct Pipeline::Impl {
     engine_options.max_streams =
         std::max(engine_options.max_streams, s.spec.parser.max_workers + 1);
     s.engine = std::make_unique<rules::RuleEngine>(rules, s.id, events, *s.tap, engine_options);
-    PipelineEvents* parser_events = &events;
-    if (s.spec.parser.atom_hints != nullptr) {
-      s.quiet = std::make_unique<pipeline::QuietLines>(s.spec.parser);
-      s.parser_events = std::make_unique<ParserEvents>(events);
-      parser_events = s.parser_events.get();
-    }
-    s.parser = std::make_unique<parse::SourceParser>(s.id, s.spec.name, s.spec.parser,
-                                                     *parser_events, *s.tap);
+    s.parser =
+        std::make_unique<parse::SourceParser>(s.id, s.spec.name, s.spec.parser, events, *s.tap);
     s.parser->Seek(s.next.offset, s.next.line);
     s.ended = false;
-    s.parser_quiet = s.quiet != nullptr && ParserQuiet(s);
-  }
-
-  static bool ParserQuiet(const Source& s) { return s.parser->HoldsNothing(); }
-
-  // Brings the parser's times up to date with the lines skipped since it
-  // last parsed one (QuietLines::CatchUp).
-  void CatchUp(Source& s) {
-    if (!s.quiet->behind()) return;
-    s.catching_up = true;
-    s.parser_events->muted = true;
-    s.quiet->CatchUp(
-        [&](std::string_view line, uint64_t offset, uint64_t lines_before) {
-          s.parser->Seek(offset, lines_before);
-          s.parser->Feed(line);
-        },
-        [&](const WorkerInfo& worker, bool has_time, int64_t time_us, bool names_worker) {
-          s.parser->FollowLine(worker, has_time, time_us, names_worker);
-        });
-    s.parser->Seek(s.next.offset, s.next.line);
-    s.parser_events->muted = false;
-    s.catching_up = false;
-  }
-
-  // A quiet line: what parsing it would have done, without the parser and
-  // the engine (pipeline/quiet_lines.h). A line with a template whose
-  // process the engine is not quiet for is left in *busy, to be parsed.
-  bool TrySkip(Source& s, std::string_view line, uint64_t offset,
-               pipeline::QuietLines::Skip* busy) {
-    pipeline::QuietLines::Skip skip;
-    if (!s.quiet->Match(line, &skip)) return false;
-    if (!s.engine->SkipQuietRecord(*skip.tmpl->shape.worker)) {
-      *busy = skip;
-      return false;
-    }
-    s.next.offset = offset + line.size() + 1;
-    ++s.next.line;
-    s.fed_since_advance = true;
-    events.LineRead(s.spec.name, line.size() + 1);
-    if (skip.tmpl->guessed) events.TimeGuessed(skip.tmpl->fallback);
-    if (skip.timed && skip.time_us != 0 && skip.time_us > s.floor) s.floor = skip.time_us;
-    s.quiet->Skipped(skip, line, offset, s.next.line - 1);
-    ++quiet_skipped;
-    // With the floor and ticked as AfterLine() left them, it would neither
-    // tick nor record a clock, and release nothing: a skipped line holds no
-    // event, and every other change of the held events, floors or wall clock
-    // is followed by a Release() of its own.
-    if (!s.settled || s.floor != s.settled_floor || s.ticked != s.settled_ticked) AfterLine(s);
-    return true;
   }
 
   void Hold(Source& s, int64_t time, Held h) {
+    s.settled = false;  // AfterLine releases what it lets go
     const int64_t key = std::max(time, s.floor);
     h.source = s.id;
     ++held_count;
@@ -421,62 +294,21 @@ struct Pipeline::Impl {
   }
 
   void Feed(Source& s, std::string_view line, uint64_t offset) {
-    // Quiet lines may be skipped while the read buffer was searched (not
-    // where atoms are too dense to search, the worst case: nothing is tried).
-    const bool quiet = s.quiet != nullptr && !s.ended && s.quiet->active();
-    pipeline::QuietLines::Skip busy;  // a template's line parsed only for the engine
-    if (quiet && s.parser_quiet && offset == s.next.offset && TrySkip(s, line, offset, &busy)) {
-      return;
-    }
     if (s.ended) Start(s);
-    // A line that reads none of what skipped lines changed is parsed before
-    // the catch-up, and joins it (QuietLines::MayDefer).
-    const WorkerInfo* deferred = nullptr;
-    if (s.quiet != nullptr && !(quiet && s.parser_quiet && offset == s.next.offset &&
-                                s.quiet->MayDefer(line, &deferred))) {
-      CatchUp(s);
-    }
-    // Deferred, the parser's own position is still that of the last line it
-    // parsed: its record must carry this line's number and offset.
-    if (offset != s.next.offset || deferred != nullptr) s.parser->Seek(offset, s.next.line);
+    if (offset != s.next.offset) s.parser->Seek(offset, s.next.line);
     s.next.offset = offset + line.size() + 1;
     ++s.next.line;
     s.fed_since_advance = true;
-    const bool learn = quiet && s.parser_quiet && s.quiet->WantsToLearn(line);
-    const bool leaves_times = quiet && deferred == nullptr && s.quiet->LeavesTimes(line);
-    if (learn) {
-      s.parser_events->Reset();
-      s.captured.count = 0;
-      s.capturing = true;
-    }
     s.parser->Feed(line);
-    if (quiet) {
-      s.parser_quiet = ParserQuiet(s);
-    } else if (s.quiet != nullptr) {
-      s.parser_quiet = false;  // not followed: found again after the next line parsed
-    }
-    bool learnt = false;
-    if (learn) {
-      s.capturing = false;
-      learnt = s.captured.count == 1 && s.parser_quiet && s.parser_events->others == 0 &&
-               (busy.tmpl != nullptr
-                    ? s.quiet->Confirm(busy, s.parser->envelope(), s.parser_events->guessed)
-                    : s.quiet->Learn(line, s.parser->envelope(), s.captured.record,
-                                     s.parser_events->guessed, s.parser_events->last_fallback));
-    }
-    if (deferred != nullptr) {
-      s.quiet->Parsed(line, deferred, offset, s.next.line - 1, s.last_record_time);
-    } else if (leaves_times) {
-      s.quiet->ParsedWithoutTime();
-    } else if (s.quiet != nullptr && !learnt) {
-      s.quiet->Unknown();
-    }
     AfterLine(s);
   }
 
-  // After a line, parsed or skipped: ticks when its time moved the floor on,
-  // and releases what it let go.
+  // After a line: ticks when its time moved the floor on, and releases what
+  // it let go. Nothing to do when neither moved nor anything was held since
+  // it last ran: every other change of the held events, floors or wall clock
+  // is followed by a Release() of its own.
   void AfterLine(Source& s) {
+    if (s.settled && s.floor == s.settled_floor && s.ticked == s.settled_ticked) return;
     if (s.floor != kNoTime && (s.ticked == kNoTime || s.floor - s.ticked >= kTickEvery)) {
       // Event time moved on: decide what waited too long in the source's
       // other streams (a symptom whose process never wrote again, a
@@ -488,7 +320,6 @@ struct Pipeline::Impl {
       s.engine->Tick(s.floor);
       s.engine->ForgetExpiredStages(s.floor);
       ReportPrefilterFallbacks(events);
-      if (s.quiet != nullptr) s.parser_quiet = ParserQuiet(s);
     }
     if (s.clocks.empty() || s.clocks.back().floor != s.floor ||
         s.clocks.back().ticked != s.ticked) {
@@ -503,14 +334,11 @@ struct Pipeline::Impl {
 
   void End(Source& s) {
     if (s.ended) return;
-    if (s.quiet != nullptr) CatchUp(s);
     s.parser->Finish();
     s.engine->Finish();
     s.parser.reset();
     s.engine.reset();
     s.tap.reset();
-    s.quiet.reset();
-    s.parser_events.reset();
     s.ended = true;
     Release(*s.deployment, last_wall, false);
   }

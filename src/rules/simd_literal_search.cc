@@ -1,8 +1,8 @@
 #include "rules/simd_literal_search.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#include "common/cpu.h"
+#ifdef FINGERPRINTD_AVX2_DISPATCH
 #include <immintrin.h>
-#define FINGERPRINTD_AVX2_DISPATCH 1
 #endif
 
 #include <algorithm>
@@ -694,10 +694,7 @@ void SimdLiteralSearch::ScanAvx2(const char* data, size_t n, std::vector<size_t>
   if (non_plain != nullptr) MarkNonPlain(data, n, blocks_end, non_plain);
 }
 
-bool SimdLiteralSearch::UsesAvx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
+bool SimdLiteralSearch::UsesAvx2() { return CpuHasAvx2(); }
 
 void SimdLiteralSearch::FindEnds(std::string_view text, std::vector<size_t>* ends,
                                  uint64_t* non_plain) const {

@@ -9,7 +9,7 @@
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/source.h"
 #include "parse/atom_hints.h"
-#include "parse/quiet_line.h"
+#include "parse/line_templates.h"
 #include "rules/buffer_matcher.h"
 #include "source/replay_reader.h"
 
@@ -24,7 +24,7 @@ std::map<std::string, std::string> StaticLabels(const ReplayOptions& options) {
 }
 
 // The whole-buffer matcher of the rule set's atoms and of the quiet-line
-// triggers (parse/quiet_line.h); null when the rule set has no atoms a
+// triggers (parse/line_templates.h); null when the rule set has no atoms a
 // search can vouch for.
 std::shared_ptr<const rules::BufferMatcher> MatcherFor(const rules::RuleSet& rule_set) {
   const std::vector<std::string>& atoms = rule_set.Atoms();

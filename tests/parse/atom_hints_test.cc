@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "parse/ansi.h"
-#include "parse/quiet_line.h"
+#include "parse/line_templates.h"
 #include "rules/buffer_matcher.h"
 #include "testing/replay_harness.h"
 

@@ -318,5 +318,48 @@ TEST_F(HeaderTimeTest, FullYearHeadersNeedNoFallback) {
   EXPECT_EQ(events_.Guessed(TimeFallback::kYearFromClock), 0u);
 }
 
+// A header's byte shape (parse/line_templates.h): its fixed bytes decide it
+// but for location and message, and the time sits at [time_begin, time_end).
+TEST(HeaderTest, EachFormatsShapeSaysWhereItsFixedBytesEndAndItsTimeSits) {
+  struct Case {
+    std::string line, fixed, time;
+  };
+  const std::vector<Case> cases = {
+      {"INFO 03-04 10:15:22 [api_server.py:1885] vLLM API server", "INFO 03-04 10:15:22 ",
+       "03-04 10:15:22"},
+      {"DEBUG 03-04 10:15:22.123 [a.py:1] x", "DEBUG 03-04 10:15:22.123 ", "03-04 10:15:22.123"},
+      {"INFO:     10.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK", "INFO: ", ""},
+      {"[2026-03-04 10:15:22 TP0] Decode batch.", "[2026-03-04 10:15:22 TP0] De",
+       "2026-03-04 10:15:22"},
+      {"[2026-03-04 10:15:22.123 DP0 TP1] load x", "[2026-03-04 10:15:22.123 DP0 TP1] l",
+       "2026-03-04 10:15:22.123"},
+      {"[01/16/2026-06:20:17] [TRT-LLM] [RANK 3] [I] iter = 5559",
+       "[01/16/2026-06:20:17] [TRT-LLM] [RANK 3] [I] ", "01/16/2026-06:20:17"},
+      {"[10/21/2025-23:23:13] [TRT-LLM] [I] Starting TensorRT-LLM init.",
+       "[10/21/2025-23:23:13] [TRT-LLM] [I] ", "10/21/2025-23:23:13"},
+      // No shape: the bytes after a fixed prefix still decide.
+      {"[10/21/2025-23:23:13] [TRT-LLM] [RANK 0] no level tag", "", ""},
+      {"[TensorRT-LLM][INFO] low memory", "", ""},
+      {"vllm-0:27928:27940 [0] NCCL INFO Channel 00/0", "", ""},
+  };
+  for (const Case& c : cases) {
+    Header h;
+    ASSERT_TRUE(ParseHeader(c.line, &h)) << c.line;
+    EXPECT_EQ(c.line.substr(0, h.fixed_size), c.fixed) << c.line;
+    EXPECT_EQ(c.line.substr(h.time_begin, h.time_end - h.time_begin), c.time) << c.line;
+    if (h.fixed_size == 0) continue;
+    // Another second of the same line has the same shape and its own time.
+    std::string other = c.line;
+    if (h.time_end > h.time_begin) other[h.time_end - 1] = other[h.time_end - 1] == '1' ? '2' : '1';
+    Header o;
+    ASSERT_TRUE(ParseHeader(other, &o)) << other;
+    EXPECT_EQ(o.fixed_size, h.fixed_size);
+    EXPECT_EQ(o.time_begin, h.time_begin);
+    EXPECT_EQ(o.time_end, h.time_end);
+    EXPECT_EQ(o.kind, h.kind);
+    EXPECT_EQ(o.level, h.level);
+  }
+}
+
 }  // namespace
 }  // namespace fingerprintd::parse

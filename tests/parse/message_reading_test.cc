@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 namespace fingerprintd::parse {
 namespace {
 
@@ -102,6 +106,26 @@ TEST(MessageReadingTest, AnEscapedNewlineOutsideAJsonRecordStaysInItsMessage) {
   EXPECT_FALSE(SplitEscapedLines(R"({"msg": "no newline here"})", &lines));
   EXPECT_FALSE(SplitEscapedLines(R"({"path": "C:\\new\\x"})", &lines));
   EXPECT_EQ(lines, std::vector<std::string>{"kept"});
+}
+
+// ReadsAsWritten vouches for what buffer-first skipping leaves unread: a
+// message it passes reads as itself, whatever its length.
+TEST(MessageReadingTest, AMessageReadsAsWrittenOnlyWhenNeitherReprNorEscapesChangeIt) {
+  std::mt19937 rng(41);
+  const std::string alphabet = "ab '\"(),[]{}\\n:";
+  for (int round = 0; round < 20000; ++round) {
+    std::string message(rng() % 90, 'a');
+    for (char& c : message) c = alphabet[rng() % alphabet.size()];
+    if (!ReadsAsWritten(message)) continue;
+    std::string out;
+    std::vector<std::string> lines;
+    EXPECT_FALSE(ReadReprStrings(message, &out)) << message;
+    EXPECT_FALSE(SplitEscapedLines(message, &lines)) << message;
+  }
+  EXPECT_FALSE(ReadsAsWritten("RuntimeError: ('not supported for ', 'the current GPU.')"));
+  EXPECT_FALSE(ReadsAsWritten(std::string(60, 'x') + "['a', \"b\"]"));  // past 32 bytes
+  EXPECT_FALSE(ReadsAsWritten(R"({"msg": "a\nb"})"));
+  EXPECT_TRUE(ReadsAsWritten("INFO:     10.0.0.1:5 - \"POST /v1 HTTP/1.1\" 200 OK"));
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 #include "parse/header.h"
 
 namespace fingerprintd::parse {
@@ -93,6 +97,49 @@ TEST(HeaderWildTest, CppTerminateWhatLineIsCriticalWithTheInnerTensorRtHeaderRem
   ASSERT_TRUE(ParseHeader("  what():  CUDA error: an illegal memory access", &h));
   EXPECT_EQ(h.message, "CUDA error: an illegal memory access");
   EXPECT_FALSE(ParseHeader("    what a traceback code line", &h));
+}
+
+// NoWrapperCanStart(head) promises that no line starting with `head` loses
+// a wrapper: checked on every start of lines that have one and lines that
+// do not, each continued by random text.
+TEST(PasteWrappersTest, NoWrapperCanStartOnlyWhereNoLineStartingSoHasAWrapper) {
+  const std::vector<std::string> lines = {"> KeyError: 'x'",
+                                          "[2025-11-06T02:10:00.702Z] INFO x",
+                                          "[pod/vllm-0/vllm] INFO x",
+                                          "2025-11-06T02:10:00.7020000Z RuntimeError: x",
+                                          "1234:RuntimeError: x",
+                                          "12-x",
+                                          "[2026-03-04 10:15:22 TP0] Decode batch.",
+                                          "[01/16/2026-06:20:17] [TRT-LLM] [I] x",
+                                          "(Worker pid=7) INFO 03-04 10:15:22 [a.py:1] x",
+                                          "INFO 03-04 10:15:22 [a.py:1] x",
+                                          "vllm-0:1:2 [0] NCCL INFO x",
+                                          "[rank0]: Traceback",
+                                          "[TensorRT-LLM][INFO] x",
+                                          "[p",
+                                          "[po"};
+  const std::string tails = "0123456789-T:.Z ]/abcp> [";
+  std::mt19937 rng(31);
+  for (const std::string& line : lines) {
+    for (size_t n = 1; n <= line.size(); ++n) {
+      const std::string head = line.substr(0, n);
+      if (!NoWrapperCanStart(head)) continue;
+      for (int round = 0; round < 200; ++round) {
+        std::string text = head;
+        const size_t more = rng() % 40;
+        for (size_t i = 0; i < more; ++i) text += tails[rng() % tails.size()];
+        if (round == 0) text = line;
+        EXPECT_EQ(StripPasteWrappers(text), text) << "head `" << head << "`";
+      }
+    }
+  }
+  EXPECT_FALSE(NoWrapperCanStart(">"));
+  EXPECT_FALSE(NoWrapperCanStart("[2025-11-06T"));
+  EXPECT_FALSE(NoWrapperCanStart("[pod"));
+  EXPECT_FALSE(NoWrapperCanStart("1234"));
+  EXPECT_TRUE(NoWrapperCanStart("[2026-03-04 "));
+  EXPECT_TRUE(NoWrapperCanStart("[01/"));
+  EXPECT_TRUE(NoWrapperCanStart("(Worker"));
 }
 
 }  // namespace

@@ -102,5 +102,32 @@ TEST(TimeUtilTest, FractionOfNineDigitsReadAtOnceAgreesWithReadingDigitByDigit) 
   EXPECT_EQ(micros, 123456);
 }
 
+// Rfc3339Cache reads the minute of the last `Z` time once: on runs of CRI
+// times in and around a few minutes (fractions of 0-9 digits, leap seconds,
+// other zones, damaged bytes) it returns exactly what ParseRfc3339 returns.
+TEST(TimeUtilTest, Rfc3339CacheAgreesWithParseRfc3339OnRunsOfTimes) {
+  std::mt19937 rng(3339);
+  Rfc3339Cache cache;
+  const std::string minutes[] = {"2026-03-04T10:15:", "2026-03-04T10:16:", "2026-12-31T23:59:",
+                                 "2027-01-01T00:00:", "2026-02-29T10:15:"};
+  const std::string zones[] = {"Z", "Z", "Z", "z", "+02:00", "-05:30", "", "Q"};
+  for (int round = 0; round < 50000; ++round) {
+    char sec[3];
+    std::snprintf(sec, sizeof(sec), "%02u", static_cast<unsigned>(rng() % 62));
+    std::string text = minutes[rng() % 5] + sec;
+    if (rng() % 3 != 0) text += "." + std::to_string(rng() % 1000000000).substr(0, rng() % 10);
+    text += zones[rng() % 8];
+    if (rng() % 2) text += " stdout F x";
+    if (rng() % 20 == 0) text[rng() % text.size()] = "0:T.Z-x"[rng() % 7];
+    int64_t want_us = -1, got_us = -1;
+    int32_t want_zone = -1, got_zone = -1;
+    const size_t want = ParseRfc3339(text, &want_us, &want_zone);
+    ASSERT_EQ(cache.Parse(text, &got_us, &got_zone), want) << text;
+    if (want == 0) continue;
+    ASSERT_EQ(got_us, want_us) << text;
+    ASSERT_EQ(got_zone, want_zone) << text;
+  }
+}
+
 }  // namespace
 }  // namespace fingerprintd::parse

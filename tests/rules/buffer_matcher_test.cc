@@ -13,7 +13,7 @@
 #include <random>
 #include <set>
 
-#include "parse/quiet_line.h"
+#include "parse/line_templates.h"
 #include "testing/naive_non_plain.h"
 #include "testing/replay_harness.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "parse/quiet_line.h"
+#include "parse/line_templates.h"
 #include "rules/buffer_matcher.h"
 #include "testing/naive_non_plain.h"
 #include "testing/replay_harness.h"

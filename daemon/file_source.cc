@@ -185,7 +185,7 @@ FileSource::StreamEntry& FileSource::Entry(const std::string& stream) {
   spec.parser.now_us = WallNowMicros();
   spec.parser.current_year = CurrentYear();
   spec.parser.wall_clock = &WallNowMicros;  // the year of year-less lines, as they are read
-  spec.read_as_written = true;  // a quiet file holds its deployment only briefly (issue 29)
+  spec.read_as_written = true;  // a silent file holds its deployment only briefly (issue 29)
   if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
   StreamEntry& entry =
       streams_.emplace(stream, StreamEntry{pipeline_.AddSource(spec)}).first->second;

@@ -19,9 +19,9 @@
 // wall clock allows), save the checkpoint, return from run(). Finish() is NOT
 // called: it would close every open incident, and a restart must resume them
 // with their ids. SIGHUP: the config and the rules are loaded again; if either
-// fails the old ones keep running (logged, counted); if both load, the engine
+// fails the old ones keep running (logged, counted); if both load, the pipeline
 // is rebuilt from an in-memory checkpoint (the same path as a restart), so the
-// new rules see exactly the state the old ones left. A new engine that fails
+// new rules see exactly the state the old ones left. A new generation that fails
 // to start (a source's address taken) is stopped and the old config starts
 // again from the same checkpoint (logged, counted).
 //
@@ -74,18 +74,18 @@ using std::chrono::milliseconds;
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
 // The wall-clock timer advances the pipeline every kAdvanceEvery while lines
-// were read within kBusyFor, and every kQuietAdvanceEvery after that; the
-// first read after a quiet spell re-arms it at kAdvanceEvery (Wake). A
+// were read within kBusyFor, and every kIdleAdvanceEvery after that; the
+// first read after a silent spell re-arms it at kAdvanceEvery (Wake). A
 // failure's last line is decided within two busy ticks: the first sees the
 // line arrive, the second sees wall time move past it (a traceback waits that
 // long for a continuation line), so an incident reaches /metrics within about
-// 2 x 30 ms of the write (bench/sidecar.sh latency). 1,000 quiet files cost a
-// pass over their state every 2 s. What waits on the quiet cadence is only
+// 2 x 30 ms of the write (bench/sidecar.sh latency). 1,000 silent files cost a
+// pass over their state every 2 s. What waits on the idle cadence is only
 // ever late by it: a window closing, a partial line's timeout, an event held
 // for a silent source.
 constexpr auto kAdvanceEvery = milliseconds(30);
 constexpr int64_t kBusyForUs = 10'000'000;
-constexpr auto kQuietAdvanceEvery = milliseconds(2000);
+constexpr auto kIdleAdvanceEvery = milliseconds(2000);
 
 milliseconds Millis(int64_t us) { return milliseconds(std::max<int64_t>(1, us / 1000)); }
 
@@ -125,8 +125,9 @@ class FanoutSink final : public correlate::IncidentSink {
   Mirrors mirrors_;
 };
 
-// The pipeline and the sources feeding it; rebuilt whole on SIGHUP.
-struct Engine {
+// One generation of the pipeline and the sources feeding it: a SIGHUP that
+// loads replaces it whole.
+struct Generation {
   std::unique_ptr<Pipeline> pipeline;
   RestoredSources restored;
   std::vector<std::unique_ptr<LiveSource>> sources;
@@ -215,7 +216,7 @@ class Daemon {
       audit_ = std::move(*audit);
       spdlog::info("audit: committed lines to {} (from byte {})", audit_path_, committed);
     }
-    if (Status s = StartEngine(checkpoint ? &*checkpoint : nullptr); !s.ok()) {
+    if (Status s = StartGeneration(checkpoint ? &*checkpoint : nullptr); !s.ok()) {
       spdlog::error("{}", s.message());
       return kExitUsage;
     }
@@ -258,9 +259,9 @@ class Daemon {
       if (request.path == "/readyz" || request.path == "/metrics") {
         ReportSources(request.path == "/metrics");
       }
-      if (request.path == "/" && engine_) {
+      if (request.path == "/" && generation_) {
         std::vector<http::SourceRow> rows;
-        for (const auto& source : engine_->sources) source->AppendStatus(&rows);
+        for (const auto& source : generation_->sources) source->AppendStatus(&rows);
         api_.SetSources(std::move(rows));
       }
       return api_.Handle(request, WallNowMicros());
@@ -272,35 +273,35 @@ class Daemon {
     return OkStatus();
   }
 
-  Status StartEngine(const source::Checkpoint* checkpoint) {
-    engine_ = std::make_unique<Engine>();
-    engine_->pipeline =
+  Status StartGeneration(const source::Checkpoint* checkpoint) {
+    generation_ = std::make_unique<Generation>();
+    generation_->pipeline =
         std::make_unique<Pipeline>(rules_, config::PipelineOptionsFor(config_), metrics_, fanout_);
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {
       if (source.type != config::SourceType::kFile) {  // tcp, unix, stdin: socket_source.h
-        SocketSourceContext context{io_, *engine_->pipeline, metrics_, [this] { Wake(); },
+        SocketSourceContext context{io_, *generation_->pipeline, metrics_, [this] { Wake(); },
                                     [this] { EndOfInput(); }};
         if (audit_) {
           context.on_line = [audit = audit_.get()](std::string_view name, std::string_view line) {
             audit->OnSocketLine(name, line);
           };
         }
-        engine_->sources.push_back(MakeSocketSource(source, std::move(context)));
+        generation_->sources.push_back(MakeSocketSource(source, std::move(context)));
         continue;
       }
       auto file = std::make_unique<FileSource>(
-          io_, source, config_.tailer, *engine_->pipeline, metrics_, engine_->restored,
+          io_, source, config_.tailer, *generation_->pipeline, metrics_, generation_->restored,
           [this] { Wake(); }, [this] { RequestCheckpoint(); }, audit_.get());
       file->SetFirstRun(first_run_us_);
       files.push_back(file.get());
-      engine_->sources.push_back(std::move(file));
+      generation_->sources.push_back(std::move(file));
     }
     if (checkpoint) {
       // The checkpoint's files are registered by their sources before the
       // state is restored (their parser options, start and release policy);
       // the socket streams it names get theirs from CompleteRestoredSpec.
-      for (const auto& source : checkpoint->sources) engine_->restored[source.name] = source;
+      for (const auto& source : checkpoint->sources) generation_->restored[source.name] = source;
       for (const auto& source : checkpoint->sources) {
         for (FileSource* file : files) {
           if (file->Matches(source.name)) {
@@ -309,18 +310,18 @@ class Daemon {
           }
         }
       }
-      if (Status s = engine_->pipeline->RestoreState(
+      if (Status s = generation_->pipeline->RestoreState(
               checkpoint->pipeline_state, [this](SourceSpec* spec) { CompleteRestoredSpec(spec); });
           !s.ok()) {
         metrics_.TakeRestoreRereads();  // not restored: nothing is read again from there
         metrics_.CheckpointFailed();
         spdlog::warn("checkpoint state not restored ({}); starting from start_at", s.message());
-        return StartEngine(nullptr);
+        return StartGeneration(nullptr);
       }
-      fanout_.ReportRestored(*engine_->pipeline);
+      fanout_.ReportRestored(*generation_->pipeline);
       LogRestoreRereads();
     }
-    for (auto& source : engine_->sources) {
+    for (auto& source : generation_->sources) {
       if (Status s = source->Start(); !s.ok()) return s;
     }
     return OkStatus();
@@ -360,10 +361,10 @@ class Daemon {
 
   source::Checkpoint Snapshot() const {
     source::Checkpoint checkpoint;
-    for (const auto& source : engine_->sources) {
-      source->AppendCheckpoint(*engine_->pipeline, &checkpoint.sources);
+    for (const auto& source : generation_->sources) {
+      source->AppendCheckpoint(*generation_->pipeline, &checkpoint.sources);
     }
-    checkpoint.pipeline_state = engine_->pipeline->SaveState();
+    checkpoint.pipeline_state = generation_->pipeline->SaveState();
     checkpoint.first_run_us = first_run_us_;
     return checkpoint;
   }
@@ -385,7 +386,8 @@ class Daemon {
     if (!store_) return;
     // release_read_bytes: what each file source may release is decided
     // first, so the checkpoint records it; released once it is committed.
-    for (const auto& source : engine_->sources) source->PrepareCheckpoint(*engine_->pipeline);
+    for (const auto& source : generation_->sources)
+      source->PrepareCheckpoint(*generation_->pipeline);
     source::Checkpoint checkpoint = Snapshot();
     if (audit_) {
       auto bytes = audit_->Prepare(checkpoint);
@@ -404,7 +406,7 @@ class Daemon {
     }
     if (audit_) audit_->Confirm();
     metrics_.CheckpointSaved(WallNowMicros());
-    for (const auto& source : engine_->sources) source->CheckpointCommitted();
+    for (const auto& source : generation_->sources) source->CheckpointCommitted();
   }
 
   // A file source read half its max_retained_bytes past its last release:
@@ -422,33 +424,33 @@ class Daemon {
   // Arms the advance timer; a handler of an earlier arming (cancelled, or
   // already queued when Wake re-armed) sees a stale generation and returns.
   void ScheduleAdvance(milliseconds after = kAdvanceEvery) {
-    quiet_ = after != kAdvanceEvery;
+    idle_cadence_ = after != kAdvanceEvery;
     advance_timer_.expires_after(after);
-    advance_timer_.async_wait([this, generation = ++advance_generation_](
-                                  const boost::system::error_code& ec) {
-      if (ec || stopping_ || generation != advance_generation_) return;
-      int64_t now = WallNowMicros();
-      if (uint64_t activity = Activity(); activity != activity_at_tick_) {
-        activity_at_tick_ = activity;
-        last_activity_us_ = now;
-      }
-      for (auto& source : engine_->sources) source->Tick(now);
-      engine_->pipeline->Advance(now);
-      incidents_.Prune(now);
-      if (fanout_.changed) SaveCheckpoint();  // an incident was written: commit its lines
-      ScheduleAdvance(now - last_activity_us_ < kBusyForUs ? kAdvanceEvery : kQuietAdvanceEvery);
-    });
+    advance_timer_.async_wait(
+        [this, generation = ++advance_generation_](const boost::system::error_code& ec) {
+          if (ec || stopping_ || generation != advance_generation_) return;
+          int64_t now = WallNowMicros();
+          if (uint64_t activity = Activity(); activity != activity_at_tick_) {
+            activity_at_tick_ = activity;
+            last_activity_us_ = now;
+          }
+          for (auto& source : generation_->sources) source->Tick(now);
+          generation_->pipeline->Advance(now);
+          incidents_.Prune(now);
+          if (fanout_.changed) SaveCheckpoint();  // an incident was written: commit its lines
+          ScheduleAdvance(now - last_activity_us_ < kBusyForUs ? kAdvanceEvery : kIdleAdvanceEvery);
+        });
   }
 
   // Open streams by type, /readyz (not ready while a source cannot be read)
   // and, for a scrape of /metrics (`with_lags`), each tailed file's read lag
   // measured now: a stat per file, not paid on every rescan of an idle node.
   void ReportSources(bool with_lags = false) {
-    if (!serving_ || !engine_) return;
+    if (!serving_ || !generation_) return;
     std::map<std::string_view, size_t> open;
     std::vector<std::pair<std::string, uint64_t>> lags;
     std::string problems;
-    for (auto& source : engine_->sources) {
+    for (auto& source : generation_->sources) {
       open[source->Type()] += source->OpenStreams();
       if (with_lags) source->AppendLags(&lags);
       for (const std::string& problem : source->Problems()) {
@@ -460,9 +462,9 @@ class Daemon {
     api_.SetReady(problems.empty(), problems);
   }
 
-  // A source read something: on the quiet cadence, advance at the next tick.
+  // A source read something: on the idle cadence, advance at the next tick.
   void Wake() {
-    if (quiet_ && !stopping_ && Activity() != activity_at_tick_) ScheduleAdvance();
+    if (idle_cadence_ && !stopping_ && Activity() != activity_at_tick_) ScheduleAdvance();
   }
 
   void ScheduleRescan() {
@@ -470,7 +472,7 @@ class Daemon {
     rescan_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || stopping_) return;
       int64_t now = WallNowMicros();
-      for (auto& source : engine_->sources) source->Rescan(now);
+      for (auto& source : generation_->sources) source->Rescan(now);
       ReportSources();
       ScheduleRescan();
     });
@@ -508,7 +510,7 @@ class Daemon {
       return;
     }
     spdlog::info("stdin: end of input; deciding what is pending and stopping");
-    engine_->pipeline->Finish();
+    generation_->pipeline->Finish();
     Shutdown();
   }
 
@@ -516,8 +518,8 @@ class Daemon {
     if (Status s = SdNotify("STOPPING=1"); !s.ok()) spdlog::warn("{}", s.message());
     stopping_ = true;
     http_->Stop();
-    for (auto& source : engine_->sources) source->Stop();
-    engine_->pipeline->Advance(WallNowMicros());
+    for (auto& source : generation_->sources) source->Stop();
+    generation_->pipeline->Advance(WallNowMicros());
     SaveCheckpoint(/*force=*/true);
     boost::system::error_code ec;
     advance_timer_.cancel();
@@ -557,24 +559,24 @@ class Daemon {
       spdlog::error("reload: rules: {}; keeping the running rules", rules.status().message());
       return;
     }
-    // The old engine stops before the new one starts: a socket source of
+    // The old generation stops before the new one starts: a socket source of
     // both binds the same address. A new one that fails to start (an address
     // taken, a socket path not creatable) is stopped and the old config and
     // rules start again from the same snapshot, so the daemon never runs
     // half of a config.
     source::Checkpoint snapshot = Snapshot();
-    RetireEngine(snapshot);
+    RetireGeneration(snapshot);
     config::DaemonConfig previous = std::exchange(config_, std::move(next));
     std::shared_ptr<const rules::RuleSet> previous_rules = std::exchange(rules_, std::move(*rules));
     incidents_.SetLimits(config_.http_history_max_closed, config_.http_history_max_age_us);
-    if (Status s = StartEngine(&snapshot); !s.ok()) {
+    if (Status s = StartGeneration(&snapshot); !s.ok()) {
       metrics_.RuleReloadFailed();
       spdlog::error("reload: {}; going on with the running config and rules", s.message());
-      RetireEngine(snapshot);
+      RetireGeneration(snapshot);
       config_ = std::move(previous);
       rules_ = std::move(previous_rules);
       incidents_.SetLimits(config_.http_history_max_closed, config_.http_history_max_age_us);
-      if (Status again = StartEngine(&snapshot); !again.ok()) {
+      if (Status again = StartGeneration(&snapshot); !again.ok()) {
         spdlog::error("reload: the running config did not start again either: {}", again.message());
       }
       return;
@@ -583,13 +585,13 @@ class Daemon {
     spdlog::info("reloaded: {} rule(s)", rules_->rules().size());
   }
 
-  // Stops the engine's sources and keeps it until the callbacks already
+  // Stops the generation's sources and keeps it until the callbacks already
   // queued for them have run (they check their stopped flag); the lines its
-  // sources read after `snapshot` are read again by the next engine.
-  void RetireEngine(const source::Checkpoint& snapshot) {
+  // sources read after `snapshot` are read again by the next generation.
+  void RetireGeneration(const source::Checkpoint& snapshot) {
     if (audit_) audit_->Rewind(snapshot);
-    for (auto& source : engine_->sources) source->Stop();
-    retired_.push_back(std::move(engine_));
+    for (auto& source : generation_->sources) source->Stop();
+    retired_.push_back(std::move(generation_));
     asio::post(io_, [this] { retired_.clear(); });
   }
 
@@ -610,13 +612,13 @@ class Daemon {
   std::unique_ptr<sink::JsonlIncidentSink> jsonl_;
   std::unique_ptr<source::CheckpointStore> store_;
   std::unique_ptr<AuditLog> audit_;  // --audit
-  std::unique_ptr<Engine> engine_;
-  std::vector<std::unique_ptr<Engine>> retired_;
+  std::unique_ptr<Generation> generation_;
+  std::vector<std::unique_ptr<Generation>> retired_;
   uint64_t activity_at_checkpoint_ = UINT64_MAX;
   uint64_t activity_at_tick_ = UINT64_MAX;
   int64_t last_activity_us_ = 0;
   uint64_t advance_generation_ = 0;
-  bool quiet_ = false;
+  bool idle_cadence_ = false;
   bool stopping_ = false;
   bool checkpoint_requested_ = false;
   bool serving_ = false;  // started: ReportSources() decides /readyz

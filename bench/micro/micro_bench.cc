@@ -30,8 +30,8 @@
 #include "fingerprintd/source.h"
 #include "parse/ansi.h"
 #include "parse/header.h"
-#include "parse/prefix.h"
 #include "parse/line_templates.h"
+#include "parse/prefix.h"
 #include "rules/buffer_matcher.h"
 #include "rules/literal_scanner.h"
 
@@ -157,19 +157,20 @@ BENCHMARK(BM_LiteralScannerFindAllPerBuffer);
 
 // Buffer-first matching: every occurrence of the atoms and quiet-line
 // triggers replay searches (BufferMatcher::Searched, 136 literals) in each
-// 1 MiB read buffer of the raw file. Arg 0: the engine (SimdLiteralSearch with
+// 1 MiB read buffer of the raw file. Arg 0: our backend (SimdLiteralSearch with
 // AVX2; the LiteralScanner on a CPU without); 1: Hyperscan (skipped where the
 // build has none); 2: the LiteralScanner, what a CPU without AVX2 runs.
 void BM_BufferMatcherSearch(benchmark::State& state) {
   const Corpus& c = GetCorpus();
   const std::vector<std::string> atoms = parse::WithQuietLineTriggers(Pack()->Atoms());
-  const auto engine = state.range(0) == 1 ? rules::BufferMatcher::Engine::kHyperscan
-                                          : rules::BufferMatcher::Engine::kOwn;
-  if (engine == rules::BufferMatcher::Engine::kHyperscan && !rules::BufferMatcher::HasHyperscan()) {
+  const auto backend = state.range(0) == 1 ? rules::BufferMatcher::Backend::kHyperscan
+                                           : rules::BufferMatcher::Backend::kOwn;
+  if (backend == rules::BufferMatcher::Backend::kHyperscan &&
+      !rules::BufferMatcher::HasHyperscan()) {
     state.SkipWithError("built without Hyperscan");
     return;
   }
-  rules::BufferMatcher matcher(atoms, engine);
+  rules::BufferMatcher matcher(atoms, backend);
   rules::BufferMatcher::Scratch scratch(matcher);
   const rules::LiteralScanner scanner(rules::BufferMatcher::Searched(atoms));
   constexpr size_t kBuffer = 1 << 20;
@@ -186,7 +187,7 @@ void BM_BufferMatcherSearch(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(ends.size());
   }
-  state.SetLabel(state.range(0) == 2 ? "literal-scanner" : matcher.engine_name());
+  state.SetLabel(state.range(0) == 2 ? "literal-scanner" : matcher.backend_name());
   SetThroughput(state, c.text.size(), c.lines.size());
 }
 BENCHMARK(BM_BufferMatcherSearch)->Arg(0)->Arg(1)->Arg(2);

@@ -28,7 +28,7 @@
 //     idle threshold of wall time: Options::caught_up_after_us for a source
 //     read as it is written (SourceSpec::read_as_written: a tailed file),
 //     Options::idle_source_after_us for the rest (a socket stream, whose
-//     shipper may batch and reorder); a quiet source does not hold its
+//     shipper may batch and reorder); a silent source does not hold its
 //     deployment. An event held longer than Options::max_hold_us (wall time)
 //     is released anyway, out of canonical order if need be, so a source with
 //     a skewed clock delays an incident by at most that.
@@ -78,7 +78,7 @@ struct SourceSpec {
   bool transient = false;
   // Live: whoever feeds the source reads every line as soon as it is written
   // (a file the daemon tails: inotify, or one poll pass over all its files),
-  // so once it was quiet for a whole Advance interval nothing written to it
+  // so once it was silent for a whole Advance interval nothing written to it
   // before is unread, and it stops holding after Options::caught_up_after_us.
   bool read_as_written = false;
 };
@@ -107,7 +107,7 @@ class Pipeline {
     // Only a grace for a line written just after another source's, with an
     // earlier time (a second-resolution timestamp, a runtime's write delay).
     // It bounds the latency with one file per worker: the ranks' hits share a
-    // second, so one waits until the other's file was quiet for this long.
+    // second, so one waits until the other's file was silent for this long.
     int64_t caught_up_after_us = 200'000;
     // Live: an event waits at most this long (wall time) for slower sources.
     int64_t max_hold_us = 10'000'000;

@@ -309,7 +309,7 @@ class RuleEngine final : public parse::RecordSink {
   // clocks that disagree, before floor_us (the source's latest event time):
   // a symptom dated after floor_us minus a day can no longer use them.
   // Without this they lived as long as their stream. Called with the floor
-  // only, never a time moved on by the wall clock: a quiet source's next line
+  // only, never a time moved on by the wall clock: a silent source's next line
   // may still be dated there.
   void ForgetExpiredStages(int64_t floor_us);
   // Buffer-first replay skips a record of `worker` that is an ordinary

@@ -349,7 +349,7 @@ struct Pipeline::Impl {
       if (!s) continue;  // forgotten
       PruneReported(*s);
       // A source restored from a checkpoint has a floor but no wall time of
-      // its last line (wall times are not saved): its quiet spell starts at
+      // its last line (wall times are not saved): its silent spell starts at
       // the first Advance, not at the epoch, or its event time would jump
       // decades ahead and close every restored incident before the lines a
       // restarted daemon re-reads, or a shipper resends, arrive.
@@ -358,7 +358,7 @@ struct Pipeline::Impl {
         s->fed_since_advance = false;
       }
       if (wall_now != 0 && !s->ended && s->floor != kNoTime) {
-        // Live: a quiet source's event time moves on with the wall clock, so
+        // Live: a silent source's event time moves on with the wall clock, so
         // a traceback or symptom that was its last output is still decided.
         const int64_t now = s->floor + std::max<int64_t>(0, wall_now - s->last_line_wall);
         s->parser->Tick(now);

@@ -81,8 +81,8 @@ bool BufferMatcher::HasHyperscan() {
 #endif
 }
 
-BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms, Engine engine)
-    : engine_(engine) {
+BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms, Backend backend)
+    : backend_(backend) {
   const std::vector<std::string> atoms = Searched(all_atoms);
   if (atoms.empty()) return;
   for (const std::string& atom : atoms) {
@@ -91,7 +91,7 @@ BufferMatcher::BufferMatcher(const std::vector<std::string>& all_atoms, Engine e
     }
     longest_ = std::max(longest_, atom.size());
   }
-  if (engine_ == Engine::kOwn) {
+  if (backend_ == Backend::kOwn) {
     if (SimdLiteralSearch::UsesAvx2()) {
       search_ = SimdLiteralSearch(atoms);
     } else {
@@ -112,8 +112,8 @@ BufferMatcher::~BufferMatcher() {
 #endif
 }
 
-const char* BufferMatcher::engine_name() const {
-  if (engine_ == Engine::kHyperscan) return "hyperscan";
+const char* BufferMatcher::backend_name() const {
+  if (backend_ == Backend::kHyperscan) return "hyperscan";
   return SimdLiteralSearch::UsesAvx2() ? "simd-literal-search" : "literal-scanner";
 }
 
@@ -139,7 +139,7 @@ BufferMatcher::Scratch::~Scratch() {
 bool BufferMatcher::Search(std::string_view buffer, std::vector<size_t>* ends, Scratch* scratch,
                            uint64_t* non_plain) const {
   if (!ok_) return false;
-  if (engine_ == Engine::kOwn) {
+  if (backend_ == Backend::kOwn) {
     if (SimdLiteralSearch::UsesAvx2()) {
       search_.FindEnds(buffer, ends, non_plain);
     } else {

@@ -17,10 +17,10 @@
 // so a text holds an atom exactly when it holds an occurrence of a searched
 // one, which is all parse::AtomHints asks.
 //
-// The engine: SimdLiteralSearch (simd_literal_search.h), the project's own
+// The backend: SimdLiteralSearch (simd_literal_search.h), the project's own
 // AVX2 filter with exact verification, on any CPU with AVX2 (checked at run
 // time; the build targets plain x86-64). Without AVX2, and off x86, the
-// LiteralScanner does the search, with the same results. Engine::kHyperscan
+// LiteralScanner does the search, with the same results. Backend::kHyperscan
 // exists only so that the benchmark and the tests can compare against it; it
 // is linked only when asked (cmake -DFINGERPRINTD_HYPERSCAN=ON), and neither
 // deploy/install-deps.sh nor the image installs it. What each costs is in
@@ -44,28 +44,28 @@ namespace fingerprintd::rules {
 
 class BufferMatcher {
  public:
-  enum class Engine {
+  enum class Backend {
     kOwn,        // SimdLiteralSearch with AVX2, else LiteralScanner
     kHyperscan,  // hs_scan where the build has it (HasHyperscan()), else not ok()
   };
   // `atoms` are lowercased ASCII literals without '\n' (RuleSet::Atoms()).
-  explicit BufferMatcher(const std::vector<std::string>& atoms, Engine engine = Engine::kOwn);
+  explicit BufferMatcher(const std::vector<std::string>& atoms, Backend backend = Backend::kOwn);
   ~BufferMatcher();
   BufferMatcher(const BufferMatcher&) = delete;
   BufferMatcher& operator=(const BufferMatcher&) = delete;
 
-  // The matcher of `atoms` (Engine::kOwn), built once and shared while the
+  // The matcher of `atoms` (Backend::kOwn), built once and shared while the
   // same atoms are asked for again (building it for the pack takes about
   // 1.5 ms; rule tests and the fuzzer replay many small texts with one
   // pack). Thread-safe.
   static std::shared_ptr<const BufferMatcher> ForAtoms(const std::vector<std::string>& atoms);
 
   // False when there is nothing to search with (no atoms, an atom with a
-  // newline or a non-ASCII byte, or the engine failed to compile): callers
+  // newline or a non-ASCII byte, or the backend failed to compile): callers
   // then vouch for no line.
   bool ok() const { return ok_; }
   // "simd-literal-search", "literal-scanner" (kOwn without AVX2) or "hyperscan".
-  const char* engine_name() const;
+  const char* backend_name() const;
   // True if the build links Hyperscan (FINGERPRINTD_HAVE_HYPERSCAN).
   static bool HasHyperscan();
   // The length of the longest searched atom (1 when there are none): two
@@ -96,7 +96,7 @@ class BufferMatcher {
   // (c < 0x20 || c > 0x7e, '\n' too): bit i % 64 of word i / 64 is set
   // exactly when buffer[i] is one (parse::AtomHints::PlainAscii).
   // SimdLiteralSearch finds them in its own pass over the bytes, the other
-  // engines in a loop of their own. Returns false (ends and non_plain
+  // backends in a loop of their own. Returns false (ends and non_plain
   // unusable) if the search failed; the caller then vouches for nothing in
   // this buffer.
   bool Search(std::string_view buffer, std::vector<size_t>* ends, Scratch* scratch,
@@ -105,10 +105,10 @@ class BufferMatcher {
  private:
   bool ok_ = false;
   size_t longest_ = 1;
-  Engine engine_;
+  Backend backend_;
   void* hs_database_ = nullptr;
-  SimdLiteralSearch search_;  // Engine::kOwn with AVX2
-  LiteralScanner scanner_;    // Engine::kOwn without
+  SimdLiteralSearch search_;  // Backend::kOwn with AVX2
+  LiteralScanner scanner_;    // Backend::kOwn without
 };
 
 }  // namespace fingerprintd::rules

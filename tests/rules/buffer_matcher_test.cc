@@ -3,7 +3,7 @@
 // a naive case-insensitive search finds, over whole buffers: at the edges,
 // overlapping, in any case, many per buffer; and a text holds one of them
 // exactly when it holds any atom. With the bitmap of the bytes that are not
-// printable ASCII, every engine writes a naive loop's, also in two parts as
+// printable ASCII, every backend writes a naive loop's, also in two parts as
 // replay searches a buffer.
 #include "rules/buffer_matcher.h"
 
@@ -60,15 +60,15 @@ std::string RandomTextWithAtoms(std::mt19937& rng, const std::vector<std::string
 
 using testing::NaiveNonPlain;
 
-std::vector<BufferMatcher::Engine> Engines() {
-  std::vector<BufferMatcher::Engine> engines = {BufferMatcher::Engine::kOwn};
-  if (BufferMatcher::HasHyperscan()) engines.push_back(BufferMatcher::Engine::kHyperscan);
-  return engines;
+std::vector<BufferMatcher::Backend> Backends() {
+  std::vector<BufferMatcher::Backend> backends = {BufferMatcher::Backend::kOwn};
+  if (BufferMatcher::HasHyperscan()) backends.push_back(BufferMatcher::Backend::kHyperscan);
+  return backends;
 }
 
 TEST(BufferMatcherTest, ReportsTheEndOfEveryOccurrence) {
   BufferMatcher matcher({"unknown sf transformation", "keyerror: '", "out of memory"});
-  ASSERT_TRUE(matcher.ok()) << matcher.engine_name();
+  ASSERT_TRUE(matcher.ok()) << matcher.backend_name();
   const std::string text = "KeyError: 'x'\nCUDA Out Of Memory\nout of memoryout of memory";
   EXPECT_EQ(Ends(matcher, text),
             NaiveEnds({"unknown sf transformation", "keyerror: '", "out of memory"}, text));
@@ -96,10 +96,10 @@ TEST(BufferMatcherTest, TwoPartsOverlappingByTheLongestAtomLessOneFindEveryOccur
 }
 
 TEST(BufferMatcherTest, NoAtomsOrAnAtomWithANewlineOrANonAsciiByteIsNotOk) {
-  for (BufferMatcher::Engine engine : Engines()) {
-    EXPECT_FALSE(BufferMatcher({}, engine).ok());
-    EXPECT_FALSE(BufferMatcher({"a\nb"}, engine).ok());
-    EXPECT_FALSE(BufferMatcher({"exit", "caf\xc3\xa9"}, engine).ok());
+  for (BufferMatcher::Backend backend : Backends()) {
+    EXPECT_FALSE(BufferMatcher({}, backend).ok());
+    EXPECT_FALSE(BufferMatcher({"a\nb"}, backend).ok());
+    EXPECT_FALSE(BufferMatcher({"exit", "caf\xc3\xa9"}, backend).ok());
   }
 }
 
@@ -159,9 +159,9 @@ TEST(BufferMatcherTest, EveryEngineAgreesWithANaiveSearchOnReplaysLiterals) {
       parse::WithQuietLineTriggers(testing::EmbeddedRules()->Atoms());
   const std::vector<std::string> searched = BufferMatcher::Searched(atoms);
   ASSERT_EQ(searched.size(), 107u);  // the every-line tier's atoms and the triggers
-  for (BufferMatcher::Engine engine : Engines()) {
-    BufferMatcher matcher(atoms, engine);
-    ASSERT_TRUE(matcher.ok()) << matcher.engine_name();
+  for (BufferMatcher::Backend backend : Backends()) {
+    BufferMatcher matcher(atoms, backend);
+    ASSERT_TRUE(matcher.ok()) << matcher.backend_name();
     std::mt19937 rng(20261201);
     for (int round = 0; round < 300; ++round) {
       std::string text = RandomTextWithAtoms(rng, searched, 5000, 30);
@@ -171,12 +171,12 @@ TEST(BufferMatcherTest, EveryEngineAgreesWithANaiveSearchOnReplaysLiterals) {
       if (round % 3 == 0) text = searched[rng() % searched.size()] + text;
       if (round % 4 == 0) text += searched[rng() % searched.size()];
       ASSERT_EQ(Ends(matcher, text), NaiveEnds(searched, text))
-          << matcher.engine_name() << " round " << round;
+          << matcher.backend_name() << " round " << round;
     }
     for (const std::string& literal : searched) {  // the whole buffer, and at both edges
       for (const std::string& text :
            {literal, literal + " x", "x " + literal, std::string(37, 'q') + literal}) {
-        ASSERT_EQ(Ends(matcher, text), NaiveEnds(searched, text)) << matcher.engine_name();
+        ASSERT_EQ(Ends(matcher, text), NaiveEnds(searched, text)) << matcher.backend_name();
       }
     }
   }
@@ -205,9 +205,9 @@ TEST(BufferMatcherTest, EveryEngineMarksExactlyTheBytesThatAreNotPrintableAscii)
   const std::vector<std::string> atoms =
       parse::WithQuietLineTriggers(testing::EmbeddedRules()->Atoms());
   std::mt19937 rng(1616);
-  for (BufferMatcher::Engine engine : Engines()) {
-    BufferMatcher matcher(atoms, engine);
-    ASSERT_TRUE(matcher.ok()) << matcher.engine_name();
+  for (BufferMatcher::Backend backend : Backends()) {
+    BufferMatcher matcher(atoms, backend);
+    ASSERT_TRUE(matcher.ok()) << matcher.backend_name();
     BufferMatcher::Scratch scratch(matcher);
     for (int round = 0; round < 60; ++round) {
       const std::string buffer = RandomLogBuffer(rng, atoms, rng() % (round < 30 ? 700 : 40000));
@@ -217,10 +217,10 @@ TEST(BufferMatcherTest, EveryEngineMarksExactlyTheBytesThatAreNotPrintableAscii)
       ASSERT_TRUE(matcher.Search(text, &ends, &scratch, bits.data()));
       EXPECT_EQ(bits.back(), 0xa5a5a5a5a5a5a5a5u) << "a word past the text was written";
       bits.resize((text.size() + 63) / 64);
-      ASSERT_EQ(bits, NaiveNonPlain(text)) << matcher.engine_name() << " round " << round;
+      ASSERT_EQ(bits, NaiveNonPlain(text)) << matcher.backend_name() << " round " << round;
       ASSERT_EQ(std::set<size_t>(ends.begin(), ends.end()),
                 NaiveEnds(BufferMatcher::Searched(atoms), text))
-          << matcher.engine_name() << " round " << round;
+          << matcher.backend_name() << " round " << round;
     }
   }
 }
@@ -232,8 +232,8 @@ TEST(BufferMatcherTest, TwoPartsFromAMultipleOf64GiveTheWholeBuffersBitmap) {
   const std::vector<std::string> atoms =
       parse::WithQuietLineTriggers(testing::EmbeddedRules()->Atoms());
   std::mt19937 rng(64);
-  for (BufferMatcher::Engine engine : Engines()) {
-    BufferMatcher matcher(atoms, engine);
+  for (BufferMatcher::Backend backend : Backends()) {
+    BufferMatcher matcher(atoms, backend);
     ASSERT_TRUE(matcher.ok());
     BufferMatcher::Scratch scratch(matcher);
     const std::string buffer = RandomLogBuffer(rng, atoms, 3000);
@@ -249,7 +249,7 @@ TEST(BufferMatcherTest, TwoPartsFromAMultipleOf64GiveTheWholeBuffersBitmap) {
       ASSERT_TRUE(matcher.Search(view.substr(from), &ends, &scratch, bits.data() + from / 64));
       for (size_t i = before; i < ends.size(); ++i) ends[i] += from;
       bits.resize(whole_bits.size());
-      ASSERT_EQ(bits, whole_bits) << matcher.engine_name() << " probe " << probe;
+      ASSERT_EQ(bits, whole_bits) << matcher.backend_name() << " probe " << probe;
       ASSERT_EQ(std::set<size_t>(ends.begin(), ends.end()), whole_ends) << "probe " << probe;
     }
   }

@@ -103,7 +103,8 @@ bool LineTemplates::AlikeButTime(const Entry& e, std::string_view content) {
 
 const LineTemplate* LineTemplates::Find(std::string_view content, const AtomHints& hints) {
   if (entries_.empty()) return nullptr;
-  size_t alike = kCapacity;  // an entry whose head `content` has but for the time
+  // At most one entry has `content`'s head but for the time: two such would
+  // be of one shape, which Learn keeps in one place.
   if (content.size() >= kKeyBytes) {
     // Keyed entries of `content`'s key: its first kKeyBytes, the same in every second.
     const uint64_t key = KeyOf(content.data());
@@ -111,19 +112,17 @@ const LineTemplate* LineTemplates::Find(std::string_view content, const AtomHint
       const Entry& e = entries_[index_[i] - 1];
       if (e.key != key) continue;
       if (Fits(e, content, hints)) return &e.t;
-      if (alike == kCapacity && AlikeButTime(e, content)) alike = index_[i] - 1;
+      if (AlikeButTime(e, content)) return Retime(index_[i] - 1, content, hints);
     }
   }
   for (size_t k = 0; k < order_.size(); ++k) {
     const uint8_t i = order_[k];
-    if (Fits(entries_[i], content, hints)) {
-      for (size_t j = k; j > 0; --j) order_[j] = order_[j - 1];  // to the front
-      order_[0] = i;
-      return &entries_[i].t;
-    }
-    if (alike == kCapacity && AlikeButTime(entries_[i], content)) alike = i;
+    const bool fits = Fits(entries_[i], content, hints);
+    if (!fits && !AlikeButTime(entries_[i], content)) continue;
+    for (size_t j = k; j > 0; --j) order_[j] = order_[j - 1];  // to the front
+    order_[0] = i;
+    return fits ? &entries_[i].t : Retime(i, content, hints);
   }
-  if (alike != kCapacity) return Retime(alike, content, hints);
   return headless_ > 0 ? WithoutHead(content, hints) : nullptr;
 }
 

@@ -1,542 +1,384 @@
 // Correlator: rule hits -> one incident per (deployment, rule, window).
 // See include/fingerprintd/correlate.h for the contract.
-#include <algorithm>
-#include <cstdio>
-#include <set>
-
-#include "common/hash.h"
-#include "correlate/correlator_state.h"
-#include "correlate/explanation.h"
-#include "fingerprintd/correlate.h"
+#include "correlate/correlator_impl.h"
 
 namespace fingerprintd::correlate {
-namespace {
 
-using rules::Confidence;
-using rules::RuleHit;
-
-bool SameProcess(int32_t pid_a, const std::string& ip_a, int32_t pid_b, const std::string& ip_b) {
-  if (pid_a < 0 || pid_a != pid_b) return false;
-  return ip_a.empty() || ip_b.empty() || ip_a == ip_b;
+int Correlator::Impl::Expected(const Deployment& d) const {
+  int tp = TensorParallel(d);
+  if (tp > 0) {
+    int pp = std::max(1, ParseInt(d.facts, "pipeline_parallel_size"));
+    return tp * pp;
+  }
+  int world = ParseInt(d.facts, "world_size");
+  if (world > 0) return world;
+  return static_cast<int>(d.workers.size());
 }
 
-int ParseInt(const std::map<std::string, std::string>& facts, const std::string& name) {
-  auto it = facts.find(name);
-  if (it == facts.end()) return 0;
-  try {
-    return std::stoi(it->second);
-  } catch (...) {
-    return 0;
+void Correlator::Impl::OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) {
+  Deployment* d = DeploymentFor(source_id);
+  if (d == nullptr || worker.role != ProcessRole::kWorker) return;
+  for (KnownWorker& w : d->workers) {
+    if (w.info.pid >= 0 ? SameProcess(w.info.pid, w.info.ip, worker.pid, worker.ip)
+                        : w.info.Label() == worker.Label()) {
+      if (worker.rank >= 0) w.info.rank = worker.rank;
+      return;
+    }
+  }
+  // A rank that restarted (a new pid for the same data-parallel group and
+  // rank) takes its old process's place, so a crash loop does not grow the
+  // deployment; past the cap the oldest worker is forgotten, counted.
+  const int tp = TensorParallel(*d);
+  const int32_t rank = worker.GlobalRank(tp);
+  for (KnownWorker& w : d->workers) {
+    if (rank >= 0 && w.info.GlobalRank(tp) == rank && w.info.dp == worker.dp) {
+      w = KnownWorker{worker, source_id};
+      return;
+    }
+  }
+  if (d->workers.size() >= options.max_known_workers) {
+    d->workers.erase(d->workers.begin());
+    events.StateEvicted(Evicted::kWorker);
+  }
+  d->workers.push_back(KnownWorker{worker, source_id});
+}
+
+OpenIncident* Correlator::Impl::Open(Deployment* d, const RuleHit& hit) {
+  if (open.size() >= options.max_open_incidents) {
+    events.StateEvicted(Evicted::kIncident);
+    CloseOldest();
+  }
+  auto inc = std::make_unique<OpenIncident>();
+  inc->rule = hit.rule;
+  inc->deployment = d;
+  inc->first_seen_us = hit.first_time_us;
+  inc->last_seen_us = hit.time_us;
+  inc->anchor_us = hit.time_us;
+  inc->seen_read = hit.time_read;
+  inc->order = next_order++;
+  // A failure that comes back after the deployment recovered from it.
+  if (auto it = d->recovered.find(hit.rule->id); it != d->recovered.end()) {
+    const auto& [id, closed_us] = it->second;
+    if (options.max_age_us == 0 || hit.time_read || hit.time_us - closed_us <= options.max_age_us) {
+      inc->regressed_from = id;
+    }
+  }
+  open.push_back(std::move(inc));
+  return open.back().get();
+}
+
+void Correlator::Impl::Attempt(OpenIncident& inc, int64_t log_time_us) {
+  if (log_time_us == 0) return;
+  if (inc.attempt_us != 0 && log_time_us > inc.attempt_us + Window(*inc.rule)) {
+    ++inc.occurrences;
+    inc.attempt_us = log_time_us;
+    inc.workers.clear();
+    inc.reraises.clear();
+    inc.reported = false;
+    return;
+  }
+  // An earlier symptom of the same attempt (another rank's, decided later)
+  // moves its start; one from an earlier attempt (a source read late) only
+  // joins it.
+  if (inc.attempt_us == 0 ||
+      (log_time_us < inc.attempt_us && log_time_us >= inc.attempt_us - Window(*inc.rule))) {
+    inc.attempt_us = log_time_us;
+  }
+  // The id's time is the first attempt's earliest symptom.
+  if (inc.occurrences == 1 && (inc.id_time_us == 0 || log_time_us < inc.id_time_us)) {
+    inc.id_time_us = log_time_us;
   }
 }
 
-}  // namespace
-
-struct Correlator::Impl {
-  std::shared_ptr<const rules::RuleSet> rules;
-  PipelineEvents& events;
-  IncidentSink& sink;
-  Options options;
-  // Per source id. A forgotten id keeps its name while an open incident's
-  // evidence may name it; a free one is handed to the next AddSource.
-  enum class SourceState : uint8_t { kLive, kForgotten, kFree };
-  std::vector<std::string> source_names;
-  std::vector<Deployment*> source_deployment;  // null once forgotten
-  std::vector<SourceState> source_state;
-  std::vector<uint32_t> forgotten_ids;  // kForgotten, not yet checked for references
-  std::vector<uint32_t> free_ids;
-  size_t reclaim_at = 64;  // forgotten_ids.size() that triggers a reference check
-  std::map<std::string, std::unique_ptr<Deployment>> deployments;
-  std::vector<std::unique_ptr<OpenIncident>> open;
-  uint64_t next_order = 0;
-
-  Impl(std::shared_ptr<const rules::RuleSet> r, PipelineEvents& e, IncidentSink& s, Options o)
-      : rules(std::move(r)), events(e), sink(s), options(o) {}
-
-  int64_t Window(const rules::Rule& rule) const {
-    return options.window_us > 0 ? options.window_us : rule.window_us;
+void Correlator::Impl::Recover(Deployment& d, const RuleHit& ready) {
+  if (ready.confidence != Confidence::kConfirmed) return;
+  const bool dated = ready.time_us != 0 && !ready.time_read;
+  if (dated) d.ready_us = std::max(d.ready_us, ready.time_us);
+  std::vector<OpenIncident*> recovered;
+  for (auto& inc : open) {
+    if (inc->deployment != &d) continue;
+    // Only what failed before the ready line (by the log's times when both
+    // have one): a failure after the server came up is not healed by it.
+    if (dated && !inc->seen_read && inc->last_seen_us > ready.time_us) continue;
+    recovered.push_back(inc.get());
   }
-
-  Deployment* DeploymentFor(uint32_t source_id) {
-    return source_id < source_deployment.size() ? source_deployment[source_id] : nullptr;
+  if (recovered.empty()) return;
+  std::stable_sort(recovered.begin(), recovered.end(), StrongerFirst);
+  for (OpenIncident* inc : recovered) {
+    Close(*inc, CloseReason::kRecovered, ready.time_us);
+    if (inc->revision > 0) d.recovered[inc->rule->id] = {inc->id, ready.time_us};
   }
+  Forget(std::set<OpenIncident*>(recovered.begin(), recovered.end()));
+}
 
-  int TensorParallel(const Deployment& d) const {
-    return ParseInt(d.facts, "tensor_parallel_size");
+void Correlator::Impl::OnHit(RuleHit hit) {
+  Deployment* d = DeploymentFor(hit.source_id);
+  if (d == nullptr || hit.rule == nullptr) return;
+  if (hit.rule->kind == rules::RuleKind::kReady) {
+    Recover(*d, hit);
+    return;
   }
-
-  // Expected workers: TP x PP from the engine config, else the world size
-  // the workers announce, else the distinct worker streams seen.
-  int Expected(const Deployment& d) const {
-    int tp = TensorParallel(d);
-    if (tp > 0) {
-      int pp = std::max(1, ParseInt(d.facts, "pipeline_parallel_size"));
-      return tp * pp;
+  OpenIncident* inc = FindOpen(d, hit.rule);
+  if (inc == nullptr) inc = Open(d, hit);
+  Attempt(*inc, hit.time_read ? 0 : hit.time_us);
+  if (inc->seen_read && !hit.time_read) {
+    inc->first_seen_us = inc->last_seen_us = 0;
+    inc->seen_read = false;
+  }
+  if (inc->seen_read || !hit.time_read) {
+    if (hit.first_time_us != 0 &&
+        (inc->first_seen_us == 0 || hit.first_time_us < inc->first_seen_us)) {
+      inc->first_seen_us = hit.first_time_us;
     }
-    int world = ParseInt(d.facts, "world_size");
-    if (world > 0) return world;
-    return static_cast<int>(d.workers.size());
+    inc->last_seen_us = std::max(inc->last_seen_us, hit.time_us);
   }
-
-  const KnownWorker* FindWorker(const Deployment& d, int32_t pid, const std::string& ip) const {
-    for (const KnownWorker& w : d.workers) {
-      if (SameProcess(w.info.pid, w.info.ip, pid, ip)) return &w;
-    }
-    return nullptr;
-  }
-
-  void OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker) {
-    Deployment* d = DeploymentFor(source_id);
-    if (d == nullptr || worker.role != ProcessRole::kWorker) return;
-    for (KnownWorker& w : d->workers) {
-      if (w.info.pid >= 0 ? SameProcess(w.info.pid, w.info.ip, worker.pid, worker.ip)
-                          : w.info.Label() == worker.Label()) {
-        if (worker.rank >= 0) w.info.rank = worker.rank;
-        return;
-      }
-    }
-    // A rank that restarted (a new pid for the same data-parallel group and
-    // rank) takes its old process's place, so a crash loop does not grow the
-    // deployment; past the cap the oldest worker is forgotten, counted.
-    const int tp = TensorParallel(*d);
-    const int32_t rank = worker.GlobalRank(tp);
-    for (KnownWorker& w : d->workers) {
-      if (rank >= 0 && w.info.GlobalRank(tp) == rank && w.info.dp == worker.dp) {
-        w = KnownWorker{worker, source_id};
-        return;
-      }
-    }
-    if (d->workers.size() >= options.max_known_workers) {
-      d->workers.erase(d->workers.begin());
-      events.StateEvicted(Evicted::kWorker);
-    }
-    d->workers.push_back(KnownWorker{worker, source_id});
-  }
-
-  void OnFact(uint32_t source_id, const std::string& name, const std::string& value) {
-    Deployment* d = DeploymentFor(source_id);
-    if (d != nullptr) d->facts.emplace(name, value);
-  }
-
-  // The rule's open incident in the deployment: while it is open, the same
-  // failure again (a crash loop's next restart) is the same incident.
-  OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule) {
-    for (auto& inc : open) {
-      if (inc->deployment == d && inc->rule == rule) return inc.get();
-    }
-    return nullptr;
-  }
-
-  OpenIncident* Open(Deployment* d, const RuleHit& hit) {
-    if (open.size() >= options.max_open_incidents) {
-      events.StateEvicted(Evicted::kIncident);
-      CloseOldest();
-    }
-    auto inc = std::make_unique<OpenIncident>();
-    inc->rule = hit.rule;
-    inc->deployment = d;
-    inc->first_seen_us = hit.first_time_us;
-    inc->last_seen_us = hit.time_us;
+  if (hit.time_us != 0 && (inc->anchor_us == 0 || hit.time_us < inc->anchor_us)) {
     inc->anchor_us = hit.time_us;
-    inc->seen_read = hit.time_read;
-    inc->order = next_order++;
-    // A failure that comes back after the deployment recovered from it.
-    if (auto it = d->recovered.find(hit.rule->id); it != d->recovered.end()) {
-      const auto& [id, closed_us] = it->second;
-      if (options.max_age_us == 0 || hit.time_read ||
-          hit.time_us - closed_us <= options.max_age_us) {
-        inc->regressed_from = id;
-      }
-    }
-    open.push_back(std::move(inc));
-    return open.back().get();
   }
-
-  // Which hits form one attempt is decided on the times the log gave, as in
-  // replay: a line dated by its reading live (0 in replay) joins the current
-  // attempt. A symptom more than a window after the current attempt's first
-  // starts the next one: occurrences + 1, and the workers and evidence are the
-  // new attempt's (the first attempt's time stays the id).
-  void Attempt(OpenIncident& inc, int64_t log_time_us) {
-    if (log_time_us == 0) return;
-    if (inc.attempt_us != 0 && log_time_us > inc.attempt_us + Window(*inc.rule)) {
-      ++inc.occurrences;
-      inc.attempt_us = log_time_us;
-      inc.workers.clear();
-      inc.reraises.clear();
-      inc.reported = false;
-      return;
-    }
-    // An earlier symptom of the same attempt (another rank's, decided later)
-    // moves its start; one from an earlier attempt (a source read late) only
-    // joins it.
-    if (inc.attempt_us == 0 ||
-        (log_time_us < inc.attempt_us && log_time_us >= inc.attempt_us - Window(*inc.rule))) {
-      inc.attempt_us = log_time_us;
-    }
-    // The id's time is the first attempt's earliest symptom.
-    if (inc.occurrences == 1 && (inc.id_time_us == 0 || log_time_us < inc.id_time_us)) {
-      inc.id_time_us = log_time_us;
-    }
+  inc->dirty = true;
+  ++inc->hits;
+  AddHit(*d, inc, std::move(hit));
+  // Page as soon as every expected worker of the attempt reported; later
+  // changes are emitted at the attempt window's end or Finish().
+  if (Strength(*inc) == kStrongest && !inc->reported && AllReported(*inc)) Emit(*inc);
+  // A failure decided after a ready line that its log time precedes (a
+  // symptom waiting for its traceback until the end of the input) had
+  // already recovered: the order of decisions must not keep it open.
+  if (!inc->seen_read && inc->last_seen_us != 0 && inc->last_seen_us < d->ready_us) {
+    Close(*inc, CloseReason::kRecovered, d->ready_us);
+    if (inc->revision > 0) d->recovered[inc->rule->id] = {inc->id, d->ready_us};
+    Forget({inc});
   }
+}
 
-  // A ready line (a `kind: ready` rule, confirmed: its required context, such
-  // as the engine's own server start, came before it): the deployment started
-  // healthy, so its failures that came before are over. Each closes as
-  // recovered, and is remembered for the regressed_from of the same failure
-  // coming back.
-  void Recover(Deployment& d, const RuleHit& ready) {
-    if (ready.confidence != Confidence::kConfirmed) return;
-    const bool dated = ready.time_us != 0 && !ready.time_read;
-    if (dated) d.ready_us = std::max(d.ready_us, ready.time_us);
-    std::vector<OpenIncident*> recovered;
-    for (auto& inc : open) {
-      if (inc->deployment != &d) continue;
-      // Only what failed before the ready line (by the log's times when both
-      // have one): a failure after the server came up is not healed by it.
-      if (dated && !inc->seen_read && inc->last_seen_us > ready.time_us) continue;
-      recovered.push_back(inc.get());
-    }
-    if (recovered.empty()) return;
-    std::stable_sort(recovered.begin(), recovered.end(), StrongerFirst);
-    for (OpenIncident* inc : recovered) {
-      Close(*inc, CloseReason::kRecovered, ready.time_us);
-      if (inc->revision > 0) d.recovered[inc->rule->id] = {inc->id, ready.time_us};
-    }
-    Forget(std::set<OpenIncident*>(recovered.begin(), recovered.end()));
+void Correlator::Impl::AddHit(const Deployment& d, OpenIncident* inc, RuleHit hit) {
+  bool own = hit.worker.role == ProcessRole::kWorker;
+  int32_t pid = own ? hit.worker.pid : hit.origin_pid;
+  std::string ip = own ? hit.worker.ip : hit.origin_ip;
+  if (!own && pid < 0) {
+    KeepSample(&inc->reraises, kMaxReraises, std::move(hit));
+    return;
   }
-
-  void OnHit(RuleHit hit) {
-    Deployment* d = DeploymentFor(hit.source_id);
-    if (d == nullptr || hit.rule == nullptr) return;
-    if (hit.rule->kind == rules::RuleKind::kReady) {
-      Recover(*d, hit);
-      return;
-    }
-    OpenIncident* inc = FindOpen(d, hit.rule);
-    if (inc == nullptr) inc = Open(d, hit);
-    Attempt(*inc, hit.time_read ? 0 : hit.time_us);
-    if (inc->seen_read && !hit.time_read) {
-      inc->first_seen_us = inc->last_seen_us = 0;
-      inc->seen_read = false;
-    }
-    if (inc->seen_read || !hit.time_read) {
-      if (hit.first_time_us != 0 &&
-          (inc->first_seen_us == 0 || hit.first_time_us < inc->first_seen_us)) {
-        inc->first_seen_us = hit.first_time_us;
-      }
-      inc->last_seen_us = std::max(inc->last_seen_us, hit.time_us);
-    }
-    if (hit.time_us != 0 && (inc->anchor_us == 0 || hit.time_us < inc->anchor_us)) {
-      inc->anchor_us = hit.time_us;
-    }
-    inc->dirty = true;
-    ++inc->hits;
-    AddHit(*d, inc, std::move(hit));
-    // Page as soon as every expected worker of the attempt reported; later
-    // changes are emitted at the attempt window's end or Finish().
-    if (Strength(*inc) == kStrongest && !inc->reported && AllReported(*inc)) Emit(*inc);
-    // A failure decided after a ready line that its log time precedes (a
-    // symptom waiting for its traceback until the end of the input) had
-    // already recovered: the order of decisions must not keep it open.
-    if (!inc->seen_read && inc->last_seen_us != 0 && inc->last_seen_us < d->ready_us) {
-      Close(*inc, CloseReason::kRecovered, d->ready_us);
-      if (inc->revision > 0) d->recovered[inc->rule->id] = {inc->id, d->ready_us};
-      Forget({inc});
-    }
+  int tp = TensorParallel(d);
+  int32_t rank = -1, dp = -1;
+  std::string label;
+  if (own) {
+    rank = hit.worker.GlobalRank(tp);
+    dp = hit.worker.dp;
+    label = hit.worker.Label();
+  } else if (const KnownWorker* known = FindWorker(d, pid, ip)) {
+    rank = known->info.GlobalRank(tp);
+    dp = known->info.dp;
+    label = known->info.Label();
+  } else {
+    label = "pid=" + std::to_string(pid) + (ip.empty() ? "" : " ip=" + ip);
   }
-
-  // Files the hit under its worker. A worker is a rank of the deployment: the
-  // same process (pid, and ip when both sides know it) or, once ranks are
-  // known, the same (data-parallel group, rank) — so a rank that restarted
-  // with a new pid is still one worker, and a Ray re-raise naming the actor's
-  // pid lands on that actor.
-  void AddHit(const Deployment& d, OpenIncident* inc, RuleHit hit) {
-    bool own = hit.worker.role == ProcessRole::kWorker;
-    int32_t pid = own ? hit.worker.pid : hit.origin_pid;
-    std::string ip = own ? hit.worker.ip : hit.origin_ip;
-    if (!own && pid < 0) {
-      KeepSample(&inc->reraises, kMaxReraises, std::move(hit));
-      return;
+  for (WorkerHits& w : inc->workers) {
+    bool same = (pid >= 0 && SameProcess(w.pid, w.ip, pid, ip)) ||
+                (rank >= 0 && w.rank == rank && w.dp == dp) ||
+                (pid < 0 && rank < 0 && w.pid < 0 && w.label == label);
+    if (!same) continue;
+    if (own && !w.own) {
+      w.own = true;
+      w.label = label;
     }
-    int tp = TensorParallel(d);
-    int32_t rank = -1, dp = -1;
-    std::string label;
-    if (own) {
-      rank = hit.worker.GlobalRank(tp);
-      dp = hit.worker.dp;
-      label = hit.worker.Label();
-    } else if (const KnownWorker* known = FindWorker(d, pid, ip)) {
-      rank = known->info.GlobalRank(tp);
-      dp = known->info.dp;
-      label = known->info.Label();
-    } else {
-      label = "pid=" + std::to_string(pid) + (ip.empty() ? "" : " ip=" + ip);
+    if (w.rank < 0 && rank >= 0) {
+      w.rank = rank;
+      w.dp = dp;
     }
-    for (WorkerHits& w : inc->workers) {
-      bool same = (pid >= 0 && SameProcess(w.pid, w.ip, pid, ip)) ||
-                  (rank >= 0 && w.rank == rank && w.dp == dp) ||
-                  (pid < 0 && rank < 0 && w.pid < 0 && w.label == label);
-      if (!same) continue;
-      if (own && !w.own) {
-        w.own = true;
-        w.label = label;
-      }
-      if (w.rank < 0 && rank >= 0) {
-        w.rank = rank;
-        w.dp = dp;
-      }
-      KeepSample(&w.hits, kMaxHitsPerWorker, std::move(hit));
-      return;
-    }
-    WorkerHits w;
-    w.pid = pid;
-    w.ip = ip;
-    w.own = own;
-    w.label = label;
-    w.rank = rank;
-    w.dp = dp;
-    w.hits.push_back(std::move(hit));
-    inc->workers.push_back(std::move(w));
+    KeepSample(&w.hits, kMaxHitsPerWorker, std::move(hit));
+    return;
   }
+  WorkerHits w;
+  w.pid = pid;
+  w.ip = ip;
+  w.own = own;
+  w.label = label;
+  w.rank = rank;
+  w.dp = dp;
+  w.hits.push_back(std::move(hit));
+  inc->workers.push_back(std::move(w));
+}
 
-  static void KeepSample(std::vector<RuleHit>* kept, size_t cap, RuleHit hit) {
-    if (kept->size() < cap) {
-      kept->push_back(std::move(hit));
-      return;
-    }
-    if (hit.confidence != Confidence::kConfirmed) return;
-    for (const RuleHit& k : *kept) {
-      if (k.confidence == Confidence::kConfirmed) return;
-    }
-    kept->back() = std::move(hit);
+void Correlator::Impl::KeepSample(std::vector<RuleHit>* kept, size_t cap, RuleHit hit) {
+  if (kept->size() < cap) {
+    kept->push_back(std::move(hit));
+    return;
   }
-
-  bool AllReported(const OpenIncident& inc) const {
-    int expected = Expected(*inc.deployment);
-    return expected > 0 && static_cast<int>(inc.workers.size()) >= expected;
+  if (hit.confidence != Confidence::kConfirmed) return;
+  for (const RuleHit& k : *kept) {
+    if (k.confidence == Confidence::kConfirmed) return;
   }
+  kept->back() = std::move(hit);
+}
 
-  // How much an incident stands on its own: 3 = a specific rule's hit in a
-  // worker's own stream; 2 = only engine-core / API-server / unprefixed
-  // copies; 1 = a family rule (a class recognised by its vocabulary); 0 = a
-  // fallback (catch-all) rule. A weaker incident is dropped when a stronger
-  // one covers the same deployment and time: a re-raise never makes a second
-  // incident, a family or the catch-all never shadows a real fingerprint.
-  static constexpr int kStrongest = 3;
-  static int Strength(const OpenIncident& inc) {
-    if (inc.rule->fallback) return 0;
-    if (inc.rule->family) return 1;
-    return inc.workers.empty() ? 2 : kStrongest;
-  }
-
-  bool Suppressed(const OpenIncident& inc) const {
-    int strength = Strength(inc);
-    if (strength == kStrongest) return false;
-    for (const auto& other : open) {
-      if (other.get() == &inc || other->deployment != inc.deployment) continue;
-      if (Strength(*other) <= strength) continue;
-      int64_t w = std::max(Window(*inc.rule), Window(*other->rule));
-      if (inc.id_time_us == 0 || other->id_time_us == 0 ||
-          (other->last_seen_us >= inc.id_time_us - w &&
-           other->id_time_us <= inc.last_seen_us + w)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  void Emit(OpenIncident& inc) {
-    if (inc.revision == 0) {
-      // What the incident is: its deployment, its rule and its earliest
-      // symptom among the hits it has when first reported. Not the first hit
-      // to arrive: live input may decide one rank's traceback before
-      // another's where replay does the opposite, and both must give one id.
-      // Only a time the log gave counts: a line without one is dated by its
-      // reading live and 0 in replay, and the id must not depend on that.
-      inc.id = "inc-" +
-               Hex64(Fnv1a64({inc.deployment->name, inc.rule->id, std::to_string(inc.id_time_us)}));
-    }
-    ++inc.revision;
-    inc.dirty = false;
-    inc.reported = true;
-    Incident out = Build(inc);
-    if (inc.revision == 1) {
-      events.IncidentOpened(inc.rule->id, inc.rule->rule_class,
-                            rules::SeverityName(inc.rule->severity));
-      sink.OnIncident(IncidentChange::kOpened, out);
-    } else {
-      events.IncidentUpdated(inc.rule->id);
-      sink.OnIncident(IncidentChange::kUpdated, out);
-    }
-  }
-
-  // Emits the last change of an incident, then its close, a revision of its
-  // own; an incident that was never emitted (suppressed by a stronger one)
-  // ends unseen.
-  void Close(OpenIncident& inc, CloseReason reason, int64_t closed_us) {
-    if (inc.dirty && !Suppressed(inc)) Emit(inc);
-    inc.dirty = false;
-    if (inc.revision == 0) return;
-    ++inc.revision;
-    Incident out = Build(inc);
-    out.closed = reason;
-    out.closed_us = closed_us;
-    sink.OnIncident(IncidentChange::kClosed, out);
-  }
-
-  void Forget(const std::set<OpenIncident*>& gone) {
-    std::set<Deployment*> touched;
-    for (OpenIncident* inc : gone) touched.insert(inc->deployment);
-    open.erase(std::remove_if(open.begin(), open.end(),
-                              [&](const auto& inc) { return gone.count(inc.get()) > 0; }),
-               open.end());
-    for (Deployment* d : touched) ForgetIfIdle(d);
-  }
-
-  // A deployment with no source left and no open incident is forgotten.
-  void ForgetIfIdle(Deployment* d) {
-    if (d == nullptr || d->live_sources > 0) return;
-    for (const auto& inc : open) {
-      if (inc->deployment == d) return;
-    }
-    events.StateEvicted(Evicted::kDeployment);
-    deployments.erase(d->name);
-  }
-
-  void ForgetSource(uint32_t id) {
-    if (id >= source_state.size() || source_state[id] != SourceState::kLive) return;
-    source_state[id] = SourceState::kForgotten;
-    forgotten_ids.push_back(id);
-    Deployment* d = source_deployment[id];
-    source_deployment[id] = nullptr;
-    for (KnownWorker& w : d->workers) {
-      if (w.source_id == id) w.source_id = kNoSource;
-    }
-    --d->live_sources;
-    ForgetIfIdle(d);
-  }
-
-  // The source ids the hits kept by open incidents refer to.
-  std::vector<bool> ReferencedIds() const {
-    std::vector<bool> used(source_names.size(), false);
-    auto mark = [&](const RuleHit& h) {
-      if (h.source_id < used.size()) used[h.source_id] = true;
-      for (const rules::EvidenceLine& e : h.stages) {
-        if (e.source_id < used.size()) used[e.source_id] = true;
-      }
-    };
-    for (const auto& inc : open) {
-      for (const WorkerHits& w : inc->workers) {
-        for (const RuleHit& h : w.hits) mark(h);
-      }
-      for (const RuleHit& h : inc->reraises) mark(h);
-    }
-    return used;
-  }
-
-  // Frees the forgotten ids no open incident refers to. Run when the
-  // forgotten ids reach twice what the last check left, so its cost (every
-  // kept hit) is spread over the AddSource calls that follow.
-  void ReclaimIds() {
-    const std::vector<bool> used = ReferencedIds();
-    std::erase_if(forgotten_ids, [&](uint32_t id) {
-      if (used[id]) return false;
-      source_state[id] = SourceState::kFree;
-      std::string().swap(source_names[id]);
-      free_ids.push_back(id);
+bool Correlator::Impl::Suppressed(const OpenIncident& inc) const {
+  int strength = Strength(inc);
+  if (strength == kStrongest) return false;
+  for (const auto& other : open) {
+    if (other.get() == &inc || other->deployment != inc.deployment) continue;
+    if (Strength(*other) <= strength) continue;
+    int64_t w = std::max(Window(*inc.rule), Window(*other->rule));
+    if (inc.id_time_us == 0 || other->id_time_us == 0 ||
+        (other->last_seen_us >= inc.id_time_us - w && other->id_time_us <= inc.last_seen_us + w)) {
       return true;
-    });
-    reclaim_at = std::max<size_t>(64, 2 * forgotten_ids.size());
-  }
-
-  static bool StrongerFirst(const OpenIncident* a, const OpenIncident* b) {
-    if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
-    return a->order < b->order;
-  }
-
-  // For the incidents of `deployment` (all when null), at event time now_us:
-  // emits (if changed) those whose attempt's window ended; forgets unseen
-  // those never emitted one window later (a stronger incident covered them);
-  // closes as expired those with no occurrence for max_age, and as gone those
-  // of a deployment without a source for gone_after. A window's end never
-  // closes an incident: a late worker joins it, a later attempt is another
-  // occurrence of it.
-  void AdvanceTo(const Deployment* deployment, int64_t now_us) {
-    std::vector<OpenIncident*> ended, unseen, expired, gone;
-    for (auto& inc : open) {
-      Deployment* d = inc->deployment;
-      if (deployment != nullptr && d != deployment) continue;
-      if (d->live_sources > 0) {
-        d->gone_since_us = 0;
-      } else if (d->gone_since_us == 0) {
-        d->gone_since_us = now_us;
-      }
-      if (d->live_sources == 0 && now_us - d->gone_since_us >= options.gone_after_us) {
-        gone.push_back(inc.get());
-        continue;
-      }
-      if (inc->last_seen_us == 0) continue;
-      const int64_t window = Window(*inc->rule);
-      if (inc->last_seen_us + window < now_us) ended.push_back(inc.get());
-      if (inc->last_seen_us + 2 * window < now_us) unseen.push_back(inc.get());
-      if (options.max_age_us > 0 && inc->last_seen_us + options.max_age_us < now_us) {
-        expired.push_back(inc.get());
-      }
     }
-    // Stronger incidents first, so that weaker ones see them when deciding.
-    std::stable_sort(ended.begin(), ended.end(), StrongerFirst);
-    for (OpenIncident* inc : ended) {
-      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
-      inc->dirty = false;
-    }
-    // Still never emitted a window after its window ended: a stronger
-    // incident covered it.
-    std::erase_if(unseen, [](const OpenIncident* inc) { return inc->revision > 0; });
-    std::erase_if(expired, [](const OpenIncident* inc) { return inc->revision == 0; });
-    std::set<OpenIncident*> closed(unseen.begin(), unseen.end());
-    for (auto [list, reason] :
-         {std::pair{&expired, CloseReason::kExpired}, std::pair{&gone, CloseReason::kGone}}) {
-      std::stable_sort(list->begin(), list->end(), StrongerFirst);
-      for (OpenIncident* inc : *list) {
-        Close(*inc, reason, now_us);
-        closed.insert(inc);
-      }
-    }
-    if (!closed.empty()) Forget(closed);
   }
+  return false;
+}
 
-  // The open-incident cap was hit: the oldest is closed early.
-  void CloseOldest() {
-    if (open.empty()) return;
-    Close(*open.front(), CloseReason::kEvicted, open.front()->last_seen_us);
-    Forget({open.front().get()});
+void Correlator::Impl::Emit(OpenIncident& inc) {
+  if (inc.revision == 0) {
+    // What the incident is: its deployment, its rule and its earliest
+    // symptom among the hits it has when first reported. Not the first hit
+    // to arrive: live input may decide one rank's traceback before
+    // another's where replay does the opposite, and both must give one id.
+    // Only a time the log gave counts: a line without one is dated by its
+    // reading live and 0 in replay, and the id must not depend on that.
+    inc.id = "inc-" +
+             Hex64(Fnv1a64({inc.deployment->name, inc.rule->id, std::to_string(inc.id_time_us)}));
   }
+  ++inc.revision;
+  inc.dirty = false;
+  inc.reported = true;
+  Incident out = Build(inc);
+  if (inc.revision == 1) {
+    events.IncidentOpened(inc.rule->id, inc.rule->rule_class,
+                          rules::SeverityName(inc.rule->severity));
+    sink.OnIncident(IncidentChange::kOpened, out);
+  } else {
+    events.IncidentUpdated(inc.rule->id);
+    sink.OnIncident(IncidentChange::kUpdated, out);
+  }
+}
 
-  // The end of the input: emits the last change of every incident; they stay
-  // open (replay's final state "still failing"), except the ones never
-  // emitted (covered by a stronger incident), forgotten unseen.
-  void Finish() {
-    std::vector<OpenIncident*> all;
-    for (auto& inc : open) all.push_back(inc.get());
-    std::stable_sort(all.begin(), all.end(), StrongerFirst);
-    std::set<OpenIncident*> unseen;
-    for (OpenIncident* inc : all) {
-      if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
-      inc->dirty = false;
-      if (inc->revision == 0) unseen.insert(inc);
+void Correlator::Impl::Close(OpenIncident& inc, CloseReason reason, int64_t closed_us) {
+  if (inc.dirty && !Suppressed(inc)) Emit(inc);
+  inc.dirty = false;
+  if (inc.revision == 0) return;
+  ++inc.revision;
+  Incident out = Build(inc);
+  out.closed = reason;
+  out.closed_us = closed_us;
+  sink.OnIncident(IncidentChange::kClosed, out);
+}
+
+void Correlator::Impl::Forget(const std::set<OpenIncident*>& gone) {
+  std::set<Deployment*> touched;
+  for (OpenIncident* inc : gone) touched.insert(inc->deployment);
+  open.erase(std::remove_if(open.begin(), open.end(),
+                            [&](const auto& inc) { return gone.count(inc.get()) > 0; }),
+             open.end());
+  for (Deployment* d : touched) ForgetIfIdle(d);
+}
+
+void Correlator::Impl::ForgetIfIdle(Deployment* d) {
+  if (d == nullptr || d->live_sources > 0) return;
+  for (const auto& inc : open) {
+    if (inc->deployment == d) return;
+  }
+  events.StateEvicted(Evicted::kDeployment);
+  deployments.erase(d->name);
+}
+
+void Correlator::Impl::ForgetSource(uint32_t id) {
+  if (id >= source_state.size() || source_state[id] != SourceState::kLive) return;
+  source_state[id] = SourceState::kForgotten;
+  forgotten_ids.push_back(id);
+  Deployment* d = source_deployment[id];
+  source_deployment[id] = nullptr;
+  for (KnownWorker& w : d->workers) {
+    if (w.source_id == id) w.source_id = kNoSource;
+  }
+  --d->live_sources;
+  ForgetIfIdle(d);
+}
+
+std::vector<bool> Correlator::Impl::ReferencedIds() const {
+  std::vector<bool> used(source_names.size(), false);
+  auto mark = [&](const RuleHit& h) {
+    if (h.source_id < used.size()) used[h.source_id] = true;
+    for (const rules::EvidenceLine& e : h.stages) {
+      if (e.source_id < used.size()) used[e.source_id] = true;
     }
-    Forget(unseen);
+  };
+  for (const auto& inc : open) {
+    for (const WorkerHits& w : inc->workers) {
+      for (const RuleHit& h : w.hits) mark(h);
+    }
+    for (const RuleHit& h : inc->reraises) mark(h);
   }
+  return used;
+}
 
-  Incident Build(const OpenIncident& inc) const;
-  std::string SaveState() const;
-  Status RestoreState(const std::string& text);
-  uint32_t AddSource(const std::string& name, const std::string& deployment,
-                     const std::map<std::string, std::string>& labels);
-  uint32_t AddForgotten(const std::string& name);
-  void CopySourcesFrom(const Impl& other);
-};
+void Correlator::Impl::ReclaimIds() {
+  const std::vector<bool> used = ReferencedIds();
+  std::erase_if(forgotten_ids, [&](uint32_t id) {
+    if (used[id]) return false;
+    source_state[id] = SourceState::kFree;
+    std::string().swap(source_names[id]);
+    free_ids.push_back(id);
+    return true;
+  });
+  reclaim_at = std::max<size_t>(64, 2 * forgotten_ids.size());
+}
+
+void Correlator::Impl::AdvanceTo(const Deployment* deployment, int64_t now_us) {
+  std::vector<OpenIncident*> ended, unseen, expired, gone;
+  for (auto& inc : open) {
+    Deployment* d = inc->deployment;
+    if (deployment != nullptr && d != deployment) continue;
+    if (d->live_sources > 0) {
+      d->gone_since_us = 0;
+    } else if (d->gone_since_us == 0) {
+      d->gone_since_us = now_us;
+    }
+    if (d->live_sources == 0 && now_us - d->gone_since_us >= options.gone_after_us) {
+      gone.push_back(inc.get());
+      continue;
+    }
+    if (inc->last_seen_us == 0) continue;
+    const int64_t window = Window(*inc->rule);
+    if (inc->last_seen_us + window < now_us) ended.push_back(inc.get());
+    if (inc->last_seen_us + 2 * window < now_us) unseen.push_back(inc.get());
+    if (options.max_age_us > 0 && inc->last_seen_us + options.max_age_us < now_us) {
+      expired.push_back(inc.get());
+    }
+  }
+  // Stronger incidents first, so that weaker ones see them when deciding.
+  std::stable_sort(ended.begin(), ended.end(), StrongerFirst);
+  for (OpenIncident* inc : ended) {
+    if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
+    inc->dirty = false;
+  }
+  // Still never emitted a window after its window ended: a stronger
+  // incident covered it.
+  std::erase_if(unseen, [](const OpenIncident* inc) { return inc->revision > 0; });
+  std::erase_if(expired, [](const OpenIncident* inc) { return inc->revision == 0; });
+  std::set<OpenIncident*> closed(unseen.begin(), unseen.end());
+  for (auto [list, reason] :
+       {std::pair{&expired, CloseReason::kExpired}, std::pair{&gone, CloseReason::kGone}}) {
+    std::stable_sort(list->begin(), list->end(), StrongerFirst);
+    for (OpenIncident* inc : *list) {
+      Close(*inc, reason, now_us);
+      closed.insert(inc);
+    }
+  }
+  if (!closed.empty()) Forget(closed);
+}
+
+void Correlator::Impl::Finish() {
+  std::vector<OpenIncident*> all;
+  for (auto& inc : open) all.push_back(inc.get());
+  std::stable_sort(all.begin(), all.end(), StrongerFirst);
+  std::set<OpenIncident*> unseen;
+  for (OpenIncident* inc : all) {
+    if (inc->dirty && !Suppressed(*inc)) Emit(*inc);
+    inc->dirty = false;
+    if (inc->revision == 0) unseen.insert(inc);
+  }
+  Forget(unseen);
+}
 
 uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string& deployment,
                                      const std::map<std::string, std::string>& labels) {
@@ -561,205 +403,6 @@ uint32_t Correlator::Impl::AddSource(const std::string& name, const std::string&
   source_deployment.push_back(d.get());
   source_state.push_back(SourceState::kLive);
   return static_cast<uint32_t>(source_names.size() - 1);
-}
-
-// A source of a saved state that was already forgotten: only its name is
-// kept, for the evidence of the open incidents restored with it.
-uint32_t Correlator::Impl::AddForgotten(const std::string& name) {
-  source_names.push_back(name);
-  source_deployment.push_back(nullptr);
-  source_state.push_back(SourceState::kForgotten);
-  forgotten_ids.push_back(static_cast<uint32_t>(source_names.size() - 1));
-  return static_cast<uint32_t>(source_names.size() - 1);
-}
-
-// The same ids, names and deployments (facts, workers, labels) as `other`,
-// and no incident.
-void Correlator::Impl::CopySourcesFrom(const Impl& other) {
-  source_names = other.source_names;
-  source_state = other.source_state;
-  forgotten_ids = other.forgotten_ids;
-  free_ids = other.free_ids;
-  reclaim_at = other.reclaim_at;
-  for (const auto& [name, d] : other.deployments)
-    deployments[name] = std::make_unique<Deployment>(*d);
-  source_deployment.clear();
-  for (const Deployment* d : other.source_deployment) {
-    source_deployment.push_back(d == nullptr ? nullptr : deployments.at(d->name).get());
-  }
-}
-
-std::string Correlator::Impl::SaveState() const {
-  using nlohmann::json;
-  json sources = json::array();
-  const std::vector<bool> referenced = ReferencedIds();
-  for (size_t i = 0; i < source_names.size(); ++i) {
-    if (source_state[i] == SourceState::kLive) {
-      sources.push_back({{"name", source_names[i]}, {"deployment", source_deployment[i]->name}});
-    } else if (source_state[i] == SourceState::kForgotten && referenced[i]) {
-      sources.push_back({{"name", source_names[i]}, {"deployment", ""}, {"forgotten", true}});
-    }
-  }
-  json deps = json::array();
-  for (const auto& [name, d] : deployments) {
-    json workers = json::array();
-    for (const KnownWorker& w : d->workers) {
-      const std::string& source = w.source_id == kNoSource ? "" : source_names[w.source_id];
-      workers.push_back({{"worker", WorkerToJson(w.info)}, {"source", source}});
-    }
-    json recovered = json::object();
-    for (const auto& [rule, closed] : d->recovered) {
-      recovered[rule] = {{"id", closed.first}, {"at", closed.second}};
-    }
-    deps.push_back({{"name", name},
-                    {"labels", d->labels},
-                    {"facts", d->facts},
-                    {"workers", workers},
-                    {"gone_since", d->gone_since_us},
-                    {"ready", d->ready_us},
-                    {"recovered", recovered}});
-  }
-  json incidents = json::array();
-  for (const auto& inc : open) {
-    json workers = json::array();
-    for (const WorkerHits& w : inc->workers) {
-      json hits = json::array();
-      for (const RuleHit& h : w.hits) hits.push_back(HitToJson(h, source_names));
-      workers.push_back({{"label", w.label},
-                         {"dp", w.dp},
-                         {"pid", w.pid},
-                         {"ip", w.ip},
-                         {"rank", w.rank},
-                         {"own", w.own},
-                         {"hits", hits}});
-    }
-    json reraises = json::array();
-    for (const RuleHit& h : inc->reraises) reraises.push_back(HitToJson(h, source_names));
-    incidents.push_back({{"rule", inc->rule->id},
-                         {"deployment", inc->deployment->name},
-                         {"id", inc->id},
-                         {"first_seen", inc->first_seen_us},
-                         {"last_seen", inc->last_seen_us},
-                         {"anchor", inc->anchor_us},
-                         {"id_time", inc->id_time_us},
-                         {"seen_read", inc->seen_read},
-                         {"occurrences", inc->occurrences},
-                         {"attempt", inc->attempt_us},
-                         {"reported", inc->reported},
-                         {"regressed_from", inc->regressed_from},
-                         {"revision", inc->revision},
-                         {"dirty", inc->dirty},
-                         {"hits", inc->hits},
-                         {"workers", workers},
-                         {"reraises", reraises}});
-  }
-  json state = {{"version", kStateVersion},
-                {"sources", sources},
-                {"deployments", deps},
-                {"incidents", incidents}};
-  return state.dump();
-}
-
-Status Correlator::Impl::RestoreState(const std::string& text) {
-  using nlohmann::json;
-  try {
-    json state = json::parse(text);
-    // Version 2 (before the lifetime) restores as one occurrence each.
-    const int version = state.at("version").get<int>();
-    if (version != kStateVersion && version != 2) {
-      return DataLossError("correlator state: unsupported version " + state.at("version").dump());
-    }
-    std::map<std::string, uint32_t> ids;
-    for (size_t i = 0; i < source_names.size(); ++i) {
-      if (source_state[i] != SourceState::kFree) ids.emplace(source_names[i], i);
-    }
-    for (const json& s : state.at("sources")) {
-      std::string name = s.at("name").get<std::string>();
-      if (ids.count(name) != 0) continue;
-      ids[name] = s.value("forgotten", false)
-                      ? AddForgotten(name)
-                      : AddSource(name, s.at("deployment").get<std::string>(), {});
-    }
-    for (const json& jd : state.at("deployments")) {
-      auto& d = deployments[jd.at("name").get<std::string>()];
-      if (!d) {
-        d = std::make_unique<Deployment>();
-        d->name = jd.at("name").get<std::string>();
-      }
-      for (const auto& [k, v] : jd.at("labels").items()) {
-        d->labels.emplace(k, v.get<std::string>());
-      }
-      for (const auto& [k, v] : jd.at("facts").items()) d->facts.emplace(k, v.get<std::string>());
-      for (const json& w : jd.at("workers")) {
-        auto source = ids.find(w.at("source").get<std::string>());
-        d->workers.push_back(KnownWorker{WorkerFromJson(w.at("worker")),
-                                         source == ids.end() ? kNoSource : source->second});
-      }
-      d->gone_since_us = jd.value("gone_since", int64_t{0});
-      d->ready_us = jd.value("ready", int64_t{0});
-      if (jd.contains("recovered")) {
-        for (const auto& [rule, jr] : jd.at("recovered").items()) {
-          d->recovered[rule] = {jr.at("id").get<std::string>(), jr.at("at").get<int64_t>()};
-        }
-      }
-    }
-    for (const json& ji : state.at("incidents")) {
-      const rules::Rule* rule = rules->Find(ji.at("rule").get<std::string>());
-      auto dep = deployments.find(ji.at("deployment").get<std::string>());
-      if (rule == nullptr || dep == deployments.end()) {
-        events.StateEvicted(Evicted::kIncident);  // the rule left the pack
-        continue;
-      }
-      auto inc = std::make_unique<OpenIncident>();
-      inc->rule = rule;
-      inc->deployment = dep->second.get();
-      inc->id = ji.at("id").get<std::string>();
-      inc->first_seen_us = ji.at("first_seen").get<int64_t>();
-      inc->last_seen_us = ji.at("last_seen").get<int64_t>();
-      inc->anchor_us = ji.at("anchor").get<int64_t>();
-      inc->id_time_us = ji.value("id_time", inc->anchor_us);  // older states: the anchor
-      inc->seen_read = ji.value("seen_read", false);
-      inc->occurrences = ji.value("occurrences", 1);
-      inc->attempt_us = ji.value("attempt", inc->id_time_us);
-      inc->reported = ji.value("reported", ji.at("revision").get<int>() > 0);
-      inc->regressed_from = ji.value("regressed_from", std::string());
-      inc->revision = ji.at("revision").get<int>();
-      inc->dirty = ji.at("dirty").get<bool>();
-      inc->hits = ji.at("hits").get<uint64_t>();
-      inc->order = next_order++;
-      for (const json& jw : ji.at("workers")) {
-        WorkerHits w;
-        w.label = jw.at("label").get<std::string>();
-        w.dp = jw.at("dp").get<int32_t>();
-        w.pid = jw.at("pid").get<int32_t>();
-        w.ip = jw.at("ip").get<std::string>();
-        w.rank = jw.at("rank").get<int32_t>();
-        w.own = jw.at("own").get<bool>();
-        for (const json& jh : jw.at("hits")) {
-          RuleHit hit;
-          if (HitFromJson(jh, *rules, ids, &hit)) w.hits.push_back(std::move(hit));
-        }
-        inc->workers.push_back(std::move(w));
-      }
-      for (const json& jh : ji.at("reraises")) {
-        RuleHit hit;
-        if (HitFromJson(jh, *rules, ids, &hit)) inc->reraises.push_back(std::move(hit));
-      }
-      open.push_back(std::move(inc));
-    }
-    // Deployments of sources forgotten before the save, kept then for an
-    // open incident that did not come back (its rule left the pack).
-    std::vector<Deployment*> idle;
-    for (const auto& [name, d] : deployments) {
-      if (d->live_sources == 0) idle.push_back(d.get());
-    }
-    for (Deployment* d : idle) ForgetIfIdle(d);
-  } catch (const nlohmann::json::exception& e) {
-    return DataLossError(std::string("correlator state: ") + e.what());
-  } catch (const std::out_of_range& e) {
-    return DataLossError(std::string("correlator state: unknown source: ") + e.what());
-  }
-  return OkStatus();
 }
 
 Incident Correlator::Impl::Build(const OpenIncident& inc) const {
@@ -892,20 +535,6 @@ uint32_t Correlator::AddSource(const std::string& name, const std::string& deplo
 }
 
 std::string Correlator::SaveState() const { return impl_->SaveState(); }
-// Restores into a copy and swaps it in only on success, so a malformed blob
-// leaves the correlator as it was.
-Status Correlator::RestoreState(const std::string& state) {
-  auto scratch = std::make_unique<Impl>(impl_->rules, impl_->events, impl_->sink, impl_->options);
-  scratch->CopySourcesFrom(*impl_);
-  if (!impl_->open.empty()) {
-    return FailedPreconditionError(
-        "correlator state: restore into a correlator with open incidents");
-  }
-  if (Status s = scratch->RestoreState(state); !s.ok()) return s;
-  impl_ = std::move(scratch);
-  return OkStatus();
-}
-
 const std::string& Correlator::SourceName(uint32_t source_id) const {
   return impl_->source_names.at(source_id);
 }

@@ -1,0 +1,200 @@
+// The correlator's working state and the declarations of its work, shared by
+// correlator.cc (hits, windows, the incident lifetime) and correlator_state.cc
+// (what a checkpoint keeps). Internal to src/correlate/.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "common/hash.h"
+#include "correlate/correlator_state.h"
+#include "correlate/explanation.h"
+#include "fingerprintd/correlate.h"
+
+namespace fingerprintd::correlate {
+
+using rules::Confidence;
+using rules::RuleHit;
+
+inline bool SameProcess(int32_t pid_a, const std::string& ip_a, int32_t pid_b,
+                        const std::string& ip_b) {
+  if (pid_a < 0 || pid_a != pid_b) return false;
+  return ip_a.empty() || ip_b.empty() || ip_a == ip_b;
+}
+
+inline int ParseInt(const std::map<std::string, std::string>& facts, const std::string& name) {
+  auto it = facts.find(name);
+  if (it == facts.end()) return 0;
+  try {
+    return std::stoi(it->second);
+  } catch (...) {
+    return 0;
+  }
+}
+
+struct Correlator::Impl {
+  std::shared_ptr<const rules::RuleSet> rules;
+  PipelineEvents& events;
+  IncidentSink& sink;
+  Options options;
+  // Per source id. A forgotten id keeps its name while an open incident's
+  // evidence may name it; a free one is handed to the next AddSource.
+  enum class SourceState : uint8_t { kLive, kForgotten, kFree };
+  std::vector<std::string> source_names;
+  std::vector<Deployment*> source_deployment;  // null once forgotten
+  std::vector<SourceState> source_state;
+  std::vector<uint32_t> forgotten_ids;  // kForgotten, not yet checked for references
+  std::vector<uint32_t> free_ids;
+  size_t reclaim_at = 64;  // forgotten_ids.size() that triggers a reference check
+  std::map<std::string, std::unique_ptr<Deployment>> deployments;
+  std::vector<std::unique_ptr<OpenIncident>> open;
+  uint64_t next_order = 0;
+
+  Impl(std::shared_ptr<const rules::RuleSet> r, PipelineEvents& e, IncidentSink& s, Options o)
+      : rules(std::move(r)), events(e), sink(s), options(o) {}
+
+  int64_t Window(const rules::Rule& rule) const {
+    return options.window_us > 0 ? options.window_us : rule.window_us;
+  }
+
+  Deployment* DeploymentFor(uint32_t source_id) {
+    return source_id < source_deployment.size() ? source_deployment[source_id] : nullptr;
+  }
+
+  int TensorParallel(const Deployment& d) const {
+    return ParseInt(d.facts, "tensor_parallel_size");
+  }
+
+  // Expected workers: TP x PP from the engine config, else the world size
+  // the workers announce, else the distinct worker streams seen.
+  int Expected(const Deployment& d) const;
+
+  const KnownWorker* FindWorker(const Deployment& d, int32_t pid, const std::string& ip) const {
+    for (const KnownWorker& w : d.workers) {
+      if (SameProcess(w.info.pid, w.info.ip, pid, ip)) return &w;
+    }
+    return nullptr;
+  }
+
+  void OnWorkerSeen(uint32_t source_id, const WorkerInfo& worker);
+
+  void OnFact(uint32_t source_id, const std::string& name, const std::string& value) {
+    Deployment* d = DeploymentFor(source_id);
+    if (d != nullptr) d->facts.emplace(name, value);
+  }
+
+  // The rule's open incident in the deployment: while it is open, the same
+  // failure again (a crash loop's next restart) is the same incident.
+  OpenIncident* FindOpen(const Deployment* d, const rules::Rule* rule) {
+    for (auto& inc : open) {
+      if (inc->deployment == d && inc->rule == rule) return inc.get();
+    }
+    return nullptr;
+  }
+
+  OpenIncident* Open(Deployment* d, const RuleHit& hit);
+
+  // Which hits form one attempt is decided on the times the log gave, as in
+  // replay: a line dated by its reading live (0 in replay) joins the current
+  // attempt. A symptom more than a window after the current attempt's first
+  // starts the next one: occurrences + 1, and the workers and evidence are the
+  // new attempt's (the first attempt's time stays the id).
+  void Attempt(OpenIncident& inc, int64_t log_time_us);
+
+  // A ready line (a `kind: ready` rule, confirmed: its required context, such
+  // as the engine's own server start, came before it): the deployment started
+  // healthy, so its failures that came before are over. Each closes as
+  // recovered, and is remembered for the regressed_from of the same failure
+  // coming back.
+  void Recover(Deployment& d, const RuleHit& ready);
+
+  void OnHit(RuleHit hit);
+
+  // Files the hit under its worker. A worker is a rank of the deployment: the
+  // same process (pid, and ip when both sides know it) or, once ranks are
+  // known, the same (data-parallel group, rank) — so a rank that restarted
+  // with a new pid is still one worker, and a Ray re-raise naming the actor's
+  // pid lands on that actor.
+  void AddHit(const Deployment& d, OpenIncident* inc, RuleHit hit);
+
+  static void KeepSample(std::vector<RuleHit>* kept, size_t cap, RuleHit hit);
+
+  bool AllReported(const OpenIncident& inc) const {
+    int expected = Expected(*inc.deployment);
+    return expected > 0 && static_cast<int>(inc.workers.size()) >= expected;
+  }
+
+  // How much an incident stands on its own: 3 = a specific rule's hit in a
+  // worker's own stream; 2 = only engine-core / API-server / unprefixed
+  // copies; 1 = a family rule (a class recognised by its vocabulary); 0 = a
+  // fallback (catch-all) rule. A weaker incident is dropped when a stronger
+  // one covers the same deployment and time: a re-raise never makes a second
+  // incident, a family or the catch-all never shadows a real fingerprint.
+  static constexpr int kStrongest = 3;
+  static int Strength(const OpenIncident& inc) {
+    if (inc.rule->fallback) return 0;
+    if (inc.rule->family) return 1;
+    return inc.workers.empty() ? 2 : kStrongest;
+  }
+
+  bool Suppressed(const OpenIncident& inc) const;
+
+  void Emit(OpenIncident& inc);
+
+  // Emits the last change of an incident, then its close, a revision of its
+  // own; an incident that was never emitted (suppressed by a stronger one)
+  // ends unseen.
+  void Close(OpenIncident& inc, CloseReason reason, int64_t closed_us);
+
+  void Forget(const std::set<OpenIncident*>& gone);
+
+  // A deployment with no source left and no open incident is forgotten.
+  void ForgetIfIdle(Deployment* d);
+
+  void ForgetSource(uint32_t id);
+
+  // The source ids the hits kept by open incidents refer to.
+  std::vector<bool> ReferencedIds() const;
+
+  // Frees the forgotten ids no open incident refers to. Run when the
+  // forgotten ids reach twice what the last check left, so its cost (every
+  // kept hit) is spread over the AddSource calls that follow.
+  void ReclaimIds();
+
+  static bool StrongerFirst(const OpenIncident* a, const OpenIncident* b) {
+    if (Strength(*a) != Strength(*b)) return Strength(*a) > Strength(*b);
+    return a->order < b->order;
+  }
+
+  // For the incidents of `deployment` (all when null), at event time now_us:
+  // emits (if changed) those whose attempt's window ended; forgets unseen
+  // those never emitted one window later (a stronger incident covered them);
+  // closes as expired those with no occurrence for max_age, and as gone those
+  // of a deployment without a source for gone_after. A window's end never
+  // closes an incident: a late worker joins it, a later attempt is another
+  // occurrence of it.
+  void AdvanceTo(const Deployment* deployment, int64_t now_us);
+
+  // The open-incident cap was hit: the oldest is closed early.
+  void CloseOldest() {
+    if (open.empty()) return;
+    Close(*open.front(), CloseReason::kEvicted, open.front()->last_seen_us);
+    Forget({open.front().get()});
+  }
+
+  // The end of the input: emits the last change of every incident; they stay
+  // open (replay's final state "still failing"), except the ones never
+  // emitted (covered by a stronger incident), forgotten unseen.
+  void Finish();
+
+  Incident Build(const OpenIncident& inc) const;
+  std::string SaveState() const;
+  Status RestoreState(const std::string& text);
+  uint32_t AddSource(const std::string& name, const std::string& deployment,
+                     const std::map<std::string, std::string>& labels);
+  uint32_t AddForgotten(const std::string& name);
+  void CopySourcesFrom(const Impl& other);
+};
+
+}  // namespace fingerprintd::correlate

@@ -8,11 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/http_url.h"
 #include "common/re2_limits.h"
 #include "common/yaml_strict.h"
 #include "fingerprintd/source.h"
 #include "http/http_server.h"
-#include "sink/alertmanager.h"
 #include "source/socket_framing.h"
 
 namespace fingerprintd::config {
@@ -366,7 +366,7 @@ void ParseAlertmanager(Errors& e, const YAML::Node& root, AlertmanagerConfig* ou
   if (!node.IsMap()) return;
   const std::string w = "alertmanager";
   if (e.Add(GetString(e.format, node, w, "url", true, &out->url))) {
-    if (auto url = sink::ParseAlertmanagerUrl(out->url); !url.ok()) {
+    if (auto url = ParseHttpUrl(out->url); !url.ok()) {
       e.At(node["url"], "alertmanager.url", url.status().message());
     }
   }

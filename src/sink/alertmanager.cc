@@ -4,7 +4,6 @@
 // tcp_stream, one connection per POST (at most one a resend interval).
 #include "sink/alertmanager.h"
 
-#include <re2/re2.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -52,27 +51,6 @@ std::string WorkersText(const correlate::Incident& incident) {
 
 }  // namespace
 
-StatusOr<AlertmanagerUrl> ParseAlertmanagerUrl(const std::string& url) {
-  if (url.starts_with("https://")) {
-    return InvalidArgumentError("https is not supported (no TLS client): use http://, or a TLS " +
-                                std::string("proxy in front of Alertmanager; got '") + url + "'");
-  }
-  AlertmanagerUrl out;
-  std::string port;
-  static const RE2 kUrl(R"(http://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?(/\S*)?)");
-  if (!RE2::FullMatch(url, kUrl, &out.host, &port, &out.prefix)) {
-    return InvalidArgumentError("expected http://host[:port][/path], got '" + url + "'");
-  }
-  if (out.host.starts_with("[")) out.host = out.host.substr(1, out.host.size() - 2);
-  if (port.empty()) port = "80";
-  if (std::stoi(port) == 0 || std::stoi(port) > 65535) {
-    return InvalidArgumentError("port out of range in '" + url + "'");
-  }
-  out.port = port;
-  while (out.prefix.ends_with("/")) out.prefix.pop_back();
-  return out;
-}
-
 // One queued alert; rendered to JSON when sent, so endsAt is fresh.
 struct PendingAlert {
   std::string incident_id;
@@ -85,8 +63,7 @@ struct PendingAlert {
 
 class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::io_context& io, AlertmanagerOptions options, AlertmanagerUrl url,
-       PipelineEvents& events)
+  Impl(asio::io_context& io, AlertmanagerOptions options, HttpUrl url, PipelineEvents& events)
       : io_(io),
         options_(std::move(options)),
         url_(std::move(url)),
@@ -151,7 +128,7 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
       parser_.body_limit(kMaxReplyBytes);
     }
 
-    void Run(const AlertmanagerUrl& url, int64_t timeout_us) {
+    void Run(const HttpUrl& url, int64_t timeout_us) {
       auto self = shared_from_this();
       deadline_.expires_after(std::chrono::microseconds(timeout_us));
       deadline_.async_wait([self](beast::error_code ec) {
@@ -417,7 +394,7 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
 
   asio::io_context& io_;
   AlertmanagerOptions options_;
-  AlertmanagerUrl url_;
+  HttpUrl url_;
   PipelineEvents& events_;
   asio::steady_timer resend_timer_;
   asio::steady_timer retry_timer_;
@@ -443,7 +420,7 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
 StatusOr<std::unique_ptr<AlertmanagerSink>> AlertmanagerSink::Create(asio::io_context& io,
                                                                      AlertmanagerOptions options,
                                                                      PipelineEvents& events) {
-  auto url = ParseAlertmanagerUrl(options.url);
+  auto url = ParseHttpUrl(options.url);
   if (!url.ok()) return url.status();
   if (!options.now_us) return InvalidArgumentError("alertmanager: no wall clock (now_us)");
   if (options.queue_size == 0 || options.max_batch == 0) {

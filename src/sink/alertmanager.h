@@ -73,6 +73,7 @@
 
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
+#include "common/http_url.h"
 #include "fingerprintd/status.h"
 
 namespace boost::asio {
@@ -97,15 +98,6 @@ struct AlertmanagerOptions {
   std::function<void(std::string_view)> log;
 };
 
-// "http://am:9093/prefix" -> host "am", port "9093", prefix "/prefix".
-struct AlertmanagerUrl {
-  std::string host;
-  std::string port;
-  std::string prefix;  // "" or "/..." without a trailing '/'
-};
-// InvalidArgumentError naming the problem (https, no host, bad port).
-StatusOr<AlertmanagerUrl> ParseAlertmanagerUrl(const std::string& url);
-
 class AlertmanagerSink final : public correlate::IncidentSink {
  public:
   struct Stats {
@@ -118,7 +110,7 @@ class AlertmanagerSink final : public correlate::IncidentSink {
     size_t open = 0;            // open incidents being resent
   };
 
-  // Fails on a url ParseAlertmanagerUrl rejects, or a zero queue_size,
+  // Fails on a url ParseHttpUrl (common/http_url.h) rejects, or a zero queue_size,
   // resend_interval or timeout. `io` and `events` must outlive the sink.
   static StatusOr<std::unique_ptr<AlertmanagerSink>> Create(boost::asio::io_context& io,
                                                             AlertmanagerOptions options,

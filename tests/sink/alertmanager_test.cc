@@ -490,24 +490,5 @@ TEST(AlertmanagerOptionsTest, ASinkWithoutAWallClockIsAnError) {
   EXPECT_THAT(sink.status().message(), HasSubstr("no wall clock"));
 }
 
-TEST(AlertmanagerUrlTest, HostPortAndPrefixAreTakenApartAndOnlyHttpIsAccepted) {
-  auto url = ParseAlertmanagerUrl("http://am.monitoring:9093/alertmanager/");
-  ASSERT_TRUE(url.ok()) << url.status().message();
-  EXPECT_EQ(url->host, "am.monitoring");
-  EXPECT_EQ(url->port, "9093");
-  EXPECT_EQ(url->prefix, "/alertmanager");
-  url = ParseAlertmanagerUrl("http://[::1]");
-  ASSERT_TRUE(url.ok()) << url.status().message();
-  EXPECT_EQ(url->host, "::1");
-  EXPECT_EQ(url->port, "80");
-  EXPECT_EQ(url->prefix, "");
-  EXPECT_THAT(ParseAlertmanagerUrl("https://am:9093").status().message(),
-              HasSubstr("https is not supported"));
-  EXPECT_THAT(ParseAlertmanagerUrl("am:9093").status().message(),
-              HasSubstr("expected http://host[:port][/path]"));
-  EXPECT_THAT(ParseAlertmanagerUrl("http://am:0").status().message(),
-              HasSubstr("port out of range"));
-}
-
 }  // namespace
 }  // namespace fingerprintd::sink

@@ -1,0 +1,31 @@
+// The Alertmanager URL as the push and `config check` read it.
+#include "common/http_url.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace fingerprintd {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(HttpUrlTest, HostPortAndPrefixAreTakenApartAndOnlyHttpIsAccepted) {
+  auto url = ParseHttpUrl("http://am.monitoring:9093/alertmanager/");
+  ASSERT_TRUE(url.ok()) << url.status().message();
+  EXPECT_EQ(url->host, "am.monitoring");
+  EXPECT_EQ(url->port, "9093");
+  EXPECT_EQ(url->prefix, "/alertmanager");
+  url = ParseHttpUrl("http://[::1]");
+  ASSERT_TRUE(url.ok()) << url.status().message();
+  EXPECT_EQ(url->host, "::1");
+  EXPECT_EQ(url->port, "80");
+  EXPECT_EQ(url->prefix, "");
+  EXPECT_THAT(ParseHttpUrl("https://am:9093").status().message(),
+              HasSubstr("https is not supported"));
+  EXPECT_THAT(ParseHttpUrl("am:9093").status().message(),
+              HasSubstr("expected http://host[:port][/path]"));
+  EXPECT_THAT(ParseHttpUrl("http://am:0").status().message(), HasSubstr("port out of range"));
+}
+
+}  // namespace
+}  // namespace fingerprintd

@@ -10,7 +10,8 @@
 # Inputs: examples/ (as `make demo` replays it), each file or directory of
 # tests/golden/, each log of $CORPUS (default ../shared/corpus/real, skipped
 # when absent), and every *.log of $BENCH_DIR (default /tmp/fingerprintd-bench:
-# bench/run.sh's plain and CRI logs; put bench/gen_sglang_log.py's there too). Prints one line per input that differs and
+# bench/run.sh's plain and CRI logs, and with --against its SGLang- and
+# TensorRT-LLM-shaped ones). Prints one line per input that differs and
 # `N identical, N different`; exits 1 when any differs, 2 on bad arguments.
 set -euo pipefail
 

@@ -22,6 +22,10 @@
 #                   function, at full size) and run valgrind --tool=callgrind on a 20 MiB plain file
 #                   (instructions), printing the top functions of each
 #   --rebuild       cmake --build build before measuring (default: build only if the binary is missing)
+#   --against OLD   instead of the tools above: the binary and OLD (another fingerprintd) replay the
+#                   plain, CRI, SGLang-shaped and TensorRT-LLM-shaped logs (bench/gen_sglang_log.py,
+#                   --header sglang|trtllm), alternating run by run on one core (taskset -c 1), and
+#                   their median wall times and ratio are printed and written to $WORK/against.md
 #   --clean         delete /tmp/fingerprintd-bench and exit
 #
 # The binary is copied to /tmp/fingerprintd-bench before measuring, so a concurrent rebuild of
@@ -37,6 +41,7 @@ WITH_MTAIL=0
 MTAIL_MB=32
 PROFILE=0
 REBUILD=0
+AGAINST=
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,6 +52,7 @@ while [ $# -gt 0 ]; do
     --mtail-mb) MTAIL_MB=$2; shift 2 ;;
     --profile) PROFILE=1; shift ;;
     --rebuild) REBUILD=1; shift ;;
+    --against) AGAINST=$2; shift 2 ;;
     --clean) rm -rf "$WORK"; echo "removed $WORK"; exit 0 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -108,6 +114,59 @@ gen() { # format -> path
 }
 PLAIN=$(gen plain)
 CRI=$(gen cri)
+
+# --- against: two binaries alternating on the same files ------------------------------------------
+if [ -n "$AGAINST" ]; then
+  [ -x "$AGAINST" ] || { echo "run.sh: --against $AGAINST is not an executable" >&2; exit 2; }
+  OLD=$WORK/fingerprintd-against
+  cp "$AGAINST" "$OLD"
+  server_log() { # header -> path
+    local f=$WORK/$1-${SIZE_MB}M-seed$SEED.log
+    if [ ! -s "$f" ] || [ "$f" -ot "$ROOT/bench/gen_sglang_log.py" ]; then
+      echo "== generating $f ==" >&2
+      python3 "$ROOT/bench/gen_sglang_log.py" --header "$1" --size-mb "$SIZE_MB" --seed "$SEED" \
+        -o "$f.tmp" 2> "$f.gen"
+      mv "$f.tmp" "$f"
+      cat "$f.gen" >&2
+    fi
+    echo "$f"
+  }
+  SGLANG=$(server_log sglang)
+  TRTLLM=$(server_log trtllm)
+  OUT=$WORK/against.md
+  {
+    echo "machine: $cpu, $ncpu cores; new: $binary_label; old: $AGAINST; median of $RUNS alternating runs, taskset -c 1"
+    echo
+    echo "| input | size | old wall | new wall | new / old | old MB/s | new MB/s |"
+    echo "|---|---|---|---|---|---|---|"
+  } > "$OUT"
+  for input in "plain:$PLAIN" "cri:$CRI" "sglang:$SGLANG" "trtllm:$TRTLLM"; do
+    name=${input%%:*}
+    f=${input#*:}
+    bytes=$(stat -c %s "$f")
+    : > "$WORK/against.old"
+    : > "$WORK/against.new"
+    for _ in $(seq "$RUNS"); do
+      for which in old new; do
+        bin=$BIN
+        [ "$which" = old ] && bin=$OLD
+        /usr/bin/time -f %e -o "$WORK/against.time" taskset -c 1 "$bin" replay --quiet --format jsonl \
+          "$f" > /dev/null 2>&1
+        cat "$WORK/against.time" >> "$WORK/against.$which"
+      done
+    done
+    python3 - "$name" "$bytes" "$WORK/against.old" "$WORK/against.new" >> "$OUT" <<'EOF2'
+import statistics, sys
+name, size = sys.argv[1], int(sys.argv[2])
+old = statistics.median(float(x) for x in open(sys.argv[3]))
+new = statistics.median(float(x) for x in open(sys.argv[4]))
+print(f"| {name} | {size / 2**20:.0f} MiB | {old:.3f} s | {new:.3f} s | {new / old:.3f} | "
+      f"{size / old / 1e6:.0f} | {size / new / 1e6:.0f} |")
+EOF2
+  done
+  cat "$OUT"
+  exit 0
+fi
 
 ERE=$(python3 "$ROOT/bench/symptom_patterns.py" --ere 2> "$WORK/ere.notes")
 cat "$WORK/ere.notes"

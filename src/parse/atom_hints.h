@@ -111,7 +111,7 @@ class AtomHints {
 
   // Set by the reader when the search also looked for QuietLineTriggers()
   // (parse/line_templates.h): AtomFree() then vouches for those too, and the
-  // pipeline may skip quiet lines whole.
+  // parser may skip quiet lines whole.
   void set_covers_quiet_triggers(bool covers) { covers_quiet_triggers_ = covers; }
   bool covers_quiet_triggers() const { return covers_quiet_triggers_; }
 

@@ -4,7 +4,6 @@
 // tcp_stream, one connection per POST (at most one a resend interval).
 #include "sink/alertmanager.h"
 
-
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>

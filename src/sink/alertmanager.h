@@ -71,9 +71,9 @@
 #include <string>
 #include <string_view>
 
+#include "common/http_url.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
-#include "common/http_url.h"
 #include "fingerprintd/status.h"
 
 namespace boost::asio {

@@ -25,8 +25,9 @@
 // a line has it when ParseHeader gives its kind and level.
 //
 // The parser decides whether a line with a template may skip the rest of the
-// parse (source_parser.cc, SkipQuietLine): that is where the triggers below,
-// the traceback state and the engine are asked.
+// parse (source_parser.cc, Process and SkipQuietLine): that is where the read
+// buffer's search (the triggers below), the traceback state and the sink are
+// asked.
 //
 // Threading: single-threaded, owned by one SourceParser.
 #pragma once

@@ -10,9 +10,10 @@
 # Inputs: examples/ (as `make demo` replays it), each file or directory of
 # tests/golden/, each log of $CORPUS (default ../shared/corpus/real, skipped
 # when absent), and every *.log of $BENCH_DIR (default /tmp/fingerprintd-bench:
-# bench/run.sh's plain and CRI logs, and with --against its SGLang- and
-# TensorRT-LLM-shaped ones). Prints one line per input that differs and
-# `N identical, N different`; exits 1 when any differs, 2 on bad arguments.
+# bench/run.sh's plain and CRI logs, and with --against its SGLang-shaped
+# (bench/gen_sglang_log.py) and TensorRT-LLM-shaped (bench/gen_trtllm_log.py)
+# ones; any other log put there is replayed too). Prints one line per input that differs and `N identical, N different`;
+# exits 1 when any differs, 2 on bad arguments.
 set -euo pipefail
 
 if [[ $# -ne 2 || ! -x $1 || ! -x $2 ]]; then

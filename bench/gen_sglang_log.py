@@ -17,22 +17,16 @@ bench/gen_log.py writes what a vLLM deployment logs; this writes what an SGLang 
     `Unknown SF transformation` in process_weights_after_loading), `name 'deep_gemm' is not
     defined` (DeepGEMM gated off for the GPU), CUDA out of memory in cuda graph capture.
 
-With `--header trtllm` the same server writes TensorRT-LLM's header instead:
-`[03/04/2026-10:15:22] [TRT-LLM] [RANK 0] [I] ...` for the ranks (`[E]` for their failures),
-`[03/04/2026-10:15:22] [TRT-LLM] [I] ...` for the main process, uvicorn's access lines bare. Its
-headers name the rank and carry a year, as SGLang's do, in another byte shape.
-
 Its batch and access lines are quiet lines that buffer-first replay skips whole, as it skips
 vLLM's (bench/README.md, "SGLang-shaped replay"). Same arguments => byte-identical output. The
 injected failures are summarised on stderr.
 
     bench/gen_sglang_log.py --size-mb 512 --seed 1 -o /tmp/fingerprintd-bench/sglang-512M-seed1.log
-    bench/gen_sglang_log.py --header trtllm --size-mb 512 -o /tmp/fingerprintd-bench/trtllm.log
 """
-import argparse
 import datetime as _dt
 import random
-import sys
+
+import server_workload
 
 SGL = "/sgl-workspace/sglang/python/sglang/srt"
 MODEL = "deepseek-ai/DeepSeek-V3-0324"
@@ -101,8 +95,7 @@ TAILS = {
 
 
 class Gen:
-    def __init__(self, seed, header="sglang"):
-        self.trtllm = header == "trtllm"
+    def __init__(self, seed):
         self.r = random.Random(seed)
         self.us = 0  # simulated microseconds since START
         self._sec = -1
@@ -115,26 +108,17 @@ class Gen:
         sec = self.us // 1_000_000
         if sec != self._sec:
             self._sec = sec
-            layout = "%m/%d/%Y-%H:%M:%S" if self.trtllm else "%Y-%m-%d %H:%M:%S"
-            self.ts = (START + _dt.timedelta(seconds=sec)).strftime(layout)
+            self.ts = (START + _dt.timedelta(seconds=sec)).strftime("%Y-%m-%d %H:%M:%S")
 
     def emit(self, line):
         self.out.append(line)
         self.bytes += len(line) + 1
 
     def main(self, msg):
-        if not self.trtllm:
-            self.emit(f"[{self.ts}] {msg}")
-        elif msg.startswith("INFO:"):
-            self.emit(msg)  # uvicorn's own lines
-        else:
-            self.emit(f"[{self.ts}] [TRT-LLM] [I] {msg}")
+        self.emit(f"[{self.ts}] {msg}")
 
-    def rank(self, tp, msg, level="I"):
-        if self.trtllm:
-            self.emit(f"[{self.ts}] [TRT-LLM] [RANK {tp}] [{level}] {msg}")
-        else:
-            self.emit(f"[{self.ts} TP{tp}] {msg}")
+    def rank(self, tp, msg):
+        self.emit(f"[{self.ts} TP{tp}] {msg}")
 
     def startup(self):
         r = self.r
@@ -196,7 +180,7 @@ class Gen:
         frames, last, exception = TAILS[kind]
         for tp in self.r.sample(range(TP), TP):
             self.tick(1000, 30000)
-            self.rank(tp, "Scheduler hit an exception: Traceback (most recent call last):", "E")
+            self.rank(tp, "Scheduler hit an exception: Traceback (most recent call last):")
             for path, line, func, src in SCHEDULER_FRAMES + frames:
                 self.emit(f'  File "{SGL}/{path}", line {line}, in {func}')
                 self.emit(f"    {src}")
@@ -213,44 +197,9 @@ class Gen:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size-mb", type=float, default=64, help="output size in MiB (default 64)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--failure-every-mb", type=float, default=16,
-                    help="mean MiB between failures (default 16)")
-    ap.add_argument("--header", choices=("sglang", "trtllm"), default="sglang",
-                    help="the servers' line header (default sglang)")
-    ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
-    args = ap.parse_args()
-    target = int(args.size_mb * (1 << 20))
-    g = Gen(args.seed, args.header)
-    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="ascii", newline="\n")
-    kinds, weights = zip(*FAILURE_KINDS)
-    injected = {k: 0 for k in kinds}
-    written = 0
-    g.startup().serving()
-    next_failure = g.r.uniform(0.5, 1.5) * args.failure_every_mb * (1 << 20)
-    while written + g.bytes < target:
-        if written + g.bytes >= next_failure:
-            kind = g.r.choices(kinds, weights)[0]
-            injected[kind] += 1
-            g.failure(kind)
-            g.startup().serving()
-            next_failure += g.r.uniform(0.5, 1.5) * args.failure_every_mb * (1 << 20)
-        else:
-            g.steady_line()
-        if len(g.out) >= 4096:
-            out.write("\n".join(g.out) + "\n")
-            written += g.bytes
-            g.out, g.bytes = [], 0
-    if g.out:
-        out.write("\n".join(g.out) + "\n")
-        written += g.bytes
-    if out is not sys.stdout:
-        out.close()
-    total = sum(injected.values())
-    print(f"gen_sglang_log ({args.header}): {written} bytes, {total} failures: " +
-          ", ".join(f"{k}={v}" for k, v in injected.items()), file=sys.stderr)
+    args = server_workload.parser(__doc__).parse_args()
+    g = Gen(args.seed)
+    server_workload.generate(g, lambda: g.startup().serving(), args, FAILURE_KINDS, "gen_sglang_log")
 
 
 if __name__ == "__main__":

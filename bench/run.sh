@@ -23,9 +23,9 @@
 #                   (instructions), printing the top functions of each
 #   --rebuild       cmake --build build before measuring (default: build only if the binary is missing)
 #   --against OLD   instead of the tools above: the binary and OLD (another fingerprintd) replay the
-#                   plain, CRI, SGLang-shaped and TensorRT-LLM-shaped logs (bench/gen_sglang_log.py,
-#                   --header sglang|trtllm), alternating run by run on one core (taskset -c 1), and
-#                   their median wall times and ratio are printed and written to $WORK/against.md
+#                   plain, CRI, SGLang-shaped (bench/gen_sglang_log.py) and TensorRT-LLM-shaped
+#                   (bench/gen_trtllm_log.py) logs, alternating run by run on one core (taskset -c 1),
+#                   and their median wall times and ratio are printed and written to $WORK/against.md
 #   --clean         delete /tmp/fingerprintd-bench and exit
 #
 # The binary is copied to /tmp/fingerprintd-bench before measuring, so a concurrent rebuild of
@@ -120,19 +120,19 @@ if [ -n "$AGAINST" ]; then
   [ -x "$AGAINST" ] || { echo "run.sh: --against $AGAINST is not an executable" >&2; exit 2; }
   OLD=$WORK/fingerprintd-against
   cp "$AGAINST" "$OLD"
-  server_log() { # header -> path
-    local f=$WORK/$1-${SIZE_MB}M-seed$SEED.log
-    if [ ! -s "$f" ] || [ "$f" -ot "$ROOT/bench/gen_sglang_log.py" ]; then
+  server_log() { # name generator [its arguments] -> path
+    local f=$WORK/$1-${SIZE_MB}M-seed$SEED.log script=$ROOT/bench/$2
+    shift 2
+    if [ ! -s "$f" ] || [ "$f" -ot "$script" ]; then
       echo "== generating $f ==" >&2
-      python3 "$ROOT/bench/gen_sglang_log.py" --header "$1" --size-mb "$SIZE_MB" --seed "$SEED" \
-        -o "$f.tmp" 2> "$f.gen"
+      python3 "$script" "$@" --size-mb "$SIZE_MB" --seed "$SEED" -o "$f.tmp" 2> "$f.gen"
       mv "$f.tmp" "$f"
       cat "$f.gen" >&2
     fi
     echo "$f"
   }
-  SGLANG=$(server_log sglang)
-  TRTLLM=$(server_log trtllm)
+  SGLANG=$(server_log sglang gen_sglang_log.py)
+  TRTLLM=$(server_log trtllm gen_trtllm_log.py)
   OUT=$WORK/against.md
   {
     echo "machine: $cpu, $ncpu cores; new: $binary_label; old: $AGAINST; median of $RUNS alternating runs, taskset -c 1"

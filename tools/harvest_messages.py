@@ -613,7 +613,7 @@ def excluded_reason(path: str, rec: dict) -> str | None:
 
 # An architecture or capability token, or a refusal naming the GPU/platform.
 HW_WORDS = re.compile(
-    r"\bsm_?\d{2,3}[af]?\b|\bSM ?\d{2,3}[af]?\b|\bsm_?\d{2,3}x\b|compute[ _]capability|device capability|"
+    r"\bsm_?\d{2,3}[af]?\b|\bSM ?\d{2,3}[af]?\b|\bsm_?\d{2,3}x\b|\b(SM|sm_?)\{\}|compute[ _]capability|device capability|"
     r"\bcapability\b|get_device_capability|is_device_capability|has_device_capability|"
     r"\barch_(major|minor)\b|get_arch_major|\bsm_version\b|get_sm_version|__CUDA_ARCH__|\bcuda_arch\b|"
     r"\b(Hopper|Blackwell|Ampere|Turing|Volta|Pascal|Maxwell|Ada Lovelace)\b|"
@@ -645,7 +645,8 @@ RESOURCE_WORDS = re.compile(
     r"max_num_batched_tokens\b[^.]{0,40}\b(exceed|too large)", re.I)
 
 MISSING_DEP_WORDS = re.compile(
-    r"\bNo module named\b|\bis not installed\b|not installed\b|please install|pip install|"
+    r"\bNo module named\b|\bis not installed\b|not installed\b|please install|pip install|ensure\b[^.]{0,40}\binstalled\b|"
+    r"\b(CUDA|driver|torch|PyTorch|NCCL)\s*\d+(\.\d+)*\+|\brequires? (CUDA|torch|PyTorch|driver|NCCL)\s*(>=|version)?\s*\d|"
     r"\b(package|library|module|extension|toolchain|binary|executable|compiler)\b[^.]{0,40}\b(not found|missing|not available|unavailable|cannot be (found|loaded|imported)|is not executable)|"
     r"\b(failed|unable) to (import|load|find)\b|cannot import|ImportError|undefined symbol|"
     r"\bnvcc\b|\bnvrtc\b|\bptxas\b|CUDA_HOME|CUDA toolkit|\bcuobjdump\b|library_root|\bninja\b|"
@@ -756,6 +757,8 @@ def classify(engine: str, path: str, rec: dict) -> tuple[str, str]:
         return "config", "location: configuration / argument validation"
     # 8. Location: model loaders and load_weights: model_bug (shape/key checks live there).
     if MODEL_LOADER_PATHS.search(path) or MODEL_LOADER_FUNCS.search(fn):
+        if CONFIG_WORDS.search(msg):  # a load format / loader option rejected
+            return "config", "location: model loader, words of a rejected setting"
         return "model_bug", "location: model loader / load_weights"
     # 9. Location: distributed code (its remaining checks are about ranks and groups).
     if DISTRIBUTED_PATHS.search(path):

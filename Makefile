@@ -7,7 +7,7 @@ SANITIZE_BUILD ?= build-sanitize
 VERSION := $(shell grep -oP '^project.fingerprintd VERSION \K[0-9.]+' CMakeLists.txt)
 
 .PHONY: all deps build daemon demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke \
-	fuzz-build check-real-corpus check-live-corpus format-check clean image-base image test-image deb test-deb
+	fuzz-build check-real-corpus check-message-coverage check-live-corpus format-check clean image-base image test-image deb test-deb
 
 all: build
 
@@ -55,6 +55,14 @@ test-sanitize: deps $(SANITIZE_BUILD)/CMakeCache.txt
 CORPUS ?= ../shared/corpus/real
 check-real-corpus: build
 	tests/corpus/check_real_logs.sh $(CORPUS) $(BUILD)/fingerprintd
+
+# Replays every message the engines' and kernel libraries' fatal checks raise (harvested
+# outside the repository by tools/harvest_messages.py) as a worker's fatal exception, and
+# prints how many got the class the harvest gives them (by hand; CI has none). tools/README.md
+BIN ?= $(BUILD)/fingerprintd
+HARVEST ?= /work/harvest/messages.jsonl
+check-message-coverage: daemon
+	python3 -B tools/check_message_coverage.py --bin $(BIN) --harvest $(HARVEST) $(COVERAGE_ARGS)
 
 # The same files written into a directory one running daemon tails: each
 # file's incidents (ids included) must be replay's (by hand; CI has none).

@@ -106,6 +106,7 @@ struct Incident {
   std::string explanation;
   std::vector<std::string> remediation;
   std::string exception;              // root exception line of the first hit
+  std::string raised_in;              // that hit's raise site, "module:function" ("" = none)
   std::string traceback_fingerprint;  // most common fingerprint over workers
   int revision = 0;                   // 1 when first emitted, +1 per update
   uint64_t hits = 0;                  // rule hits folded into it (evidence keeps a sample)

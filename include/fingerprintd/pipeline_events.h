@@ -69,6 +69,9 @@ class PipelineEvents {
   // The live daemon's file tailer; replay never calls these.
   virtual void FileRotated() = 0;
   virtual void FileTruncated() = 0;
+  // A finding of `rule` that followed an operator's stop (a stop rule's hit)
+  // within its window: what the stop provoked, not a failure; no incident.
+  virtual void HitAfterStop(std::string_view /*rule*/) {}
   // State forgotten at a cap (not a line lost: counted apart from drops).
   virtual void StateEvicted(Evicted /*what*/) {}
   // A line read again after a restart or a reload: LineRead counted it before

@@ -73,6 +73,10 @@ struct TracebackClause {
   std::shared_ptr<const re2::RE2> exception;  // against ExceptionBlock::type
   std::shared_ptr<const re2::RE2> message;    // null = any
   std::vector<FramePattern> frames;           // ordered subsequence
+  // Where the exception was raised (ExceptionBlock::RaiseSite): a block with
+  // frames whose raise site does not match is not this rule's, and without
+  // frames the place cannot be told: the rule does not hit.
+  std::optional<FramePattern> raised_in;
   // The frames are the finding (a phase sibling: the same exception on
   // another path): without them in order the rule does not hit. Otherwise
   // frames cut or missing only lower the hit to partial.
@@ -105,8 +109,12 @@ struct RuleTest {
 // What a rule's hit means. A failure rule's hits become incidents; a ready
 // rule's hit is the deployment starting healthy (vLLM's "Application startup
 // complete.", SGLang's ready message, ...): it closes the deployment's open
-// incidents as recovered and never becomes an incident itself.
-enum class RuleKind : uint8_t { kFailure, kReady };
+// incidents as recovered and never becomes an incident itself. A stop rule's
+// hit is an operator or supervisor stopping the deployment (SIGTERM, Ctrl-C,
+// systemd stopping the unit): for its window, the `consequence` findings that
+// follow it (dead-engine errors, dying workers, aborted collectives) are what
+// the stop provoked, not failures.
+enum class RuleKind : uint8_t { kFailure, kReady, kStop };
 
 struct Rule {
   std::string id;
@@ -120,6 +128,10 @@ struct Rule {
   int64_t window_us = 120LL * 1'000'000;
   bool fallback = false;  // catch-all layer: reported only when no other rule hit
   bool family = false;    // family layer: always partial; a specific rule's hit wins
+  // Its findings can be consequences of another failure or of an operator's
+  // stop (a dead engine, a collective a peer left): after a stop they are
+  // not failures.
+  bool consequence = false;
   // Also hits, partial, the last exception of the input when nothing healthy
   // follows it (a paste or a log that ends in its failure), at end of input.
   bool last_exception = false;
@@ -241,6 +253,7 @@ struct RuleHit {
   std::string exception;  // "RuntimeError: Assertion error (...): Unknown SF transformation"
   std::string traceback_fingerprint;  // "" if no traceback with frames
   std::vector<std::string> frames;    // "module:function" of the matched block, outermost first
+  std::string raised_in;  // "module:function" of the block's raise site (ExceptionBlock::RaiseSite)
   // Ray re-raises name the remote actor: "(pid=2346, ip=10.10.10.1, ...)".
   int32_t origin_pid = -1;
   std::string origin_ip;

@@ -28,6 +28,13 @@ struct ExceptionBlock {
                             // "ray.exceptions.RayTaskError(RuntimeError)"
   std::string message;      // text after "Type: " (may be empty)
   bool has_header = false;  // a "Traceback (most recent call last):" line opened it
+
+  // Where the exception was raised: the innermost frame that is not a
+  // pass-through of the interpreter or of torch (the Python standard library,
+  // `<frozen ...>`, torch's module call and no-grad wrappers), so that a
+  // `TypeError` from calling a layer with the wrong arguments is placed in
+  // the engine or model code that made the call. nullptr without frames.
+  const Frame* RaiseSite() const;
 };
 
 struct Traceback {

@@ -22,6 +22,35 @@ const ExceptionBlock* Traceback::RootCause() const {
   return nullptr;
 }
 
+namespace {
+
+bool IsPassThroughFrame(const Frame& frame) {
+  const std::string& f = frame.file;
+  if (f.empty() || f[0] == '<') return true;  // "<frozen runpy>", "<string>"
+  const bool packages = f.find("-packages/") != std::string::npos;
+  // CPython's own library: ".../lib/python3.12/functools.py", not its site-packages.
+  if (!packages && f.find("/lib/python3") != std::string::npos) return true;
+  static constexpr std::string_view kTorchWrappers[] = {
+      "torch/nn/modules/module.py", "torch/utils/_contextlib.py", "torch/_compile.py",
+      "torch/_dynamo/eval_frame.py", "torch/_ops.py"};
+  for (std::string_view wrapper : kTorchWrappers) {
+    if (f.size() >= wrapper.size() &&
+        f.compare(f.size() - wrapper.size(), wrapper.size(), wrapper.data(), wrapper.size()) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const Frame* ExceptionBlock::RaiseSite() const {
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (!IsPassThroughFrame(*it)) return &*it;
+  }
+  return frames.empty() ? nullptr : &frames.back();
+}
+
 size_t Traceback::FrameCount() const {
   size_t count = 0;
   for (const ExceptionBlock& block : blocks) count += block.frames.size();

@@ -118,6 +118,20 @@ void Correlator::Impl::OnHit(RuleHit hit) {
     Recover(*d, hit);
     return;
   }
+  if (hit.rule->kind == rules::RuleKind::kStop) {
+    if (hit.confidence == Confidence::kConfirmed && hit.time_us != 0 && !hit.time_read) {
+      d->stop_us = hit.time_us;
+      d->stop_until_us = hit.time_us + Window(*hit.rule);
+    }
+    return;
+  }
+  // What an operator's stop provokes (a dead engine, workers killed, a
+  // collective aborted) is no failure; a cause of its own still is.
+  if (hit.rule->consequence && d->stop_us != 0 && hit.time_us >= d->stop_us &&
+      hit.time_us <= d->stop_until_us) {
+    events.HitAfterStop(hit.rule->id);
+    return;
+  }
   OpenIncident* inc = FindOpen(d, hit.rule);
   if (inc == nullptr) inc = Open(d, hit);
   Attempt(*inc, hit.time_read ? 0 : hit.time_us);
@@ -474,7 +488,10 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
 
   for (const RuleHit* h : all_hits) {
     if (h->confidence == Confidence::kConfirmed) out.confidence = Confidence::kConfirmed;
-    if (out.exception.empty()) out.exception = h->exception;
+    if (out.exception.empty()) {
+      out.exception = h->exception;
+      out.raised_in = h->raised_in;
+    }
   }
 
   // Stages: matched if any hit matched them; line refs capped.

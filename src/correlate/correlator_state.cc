@@ -52,6 +52,7 @@ json HitToJson(const rules::RuleHit& hit, const std::vector<std::string>& source
               {"exception", hit.exception},
               {"fingerprint", hit.traceback_fingerprint},
               {"frames", hit.frames},
+              {"raised_in", hit.raised_in},
               {"origin_pid", hit.origin_pid},
               {"origin_ip", hit.origin_ip}};
 }
@@ -76,6 +77,7 @@ bool HitFromJson(const json& j, const rules::RuleSet& rules,
   hit->exception = j.at("exception").get<std::string>();
   hit->traceback_fingerprint = j.at("fingerprint").get<std::string>();
   hit->frames = j.at("frames").get<std::vector<std::string>>();
+  hit->raised_in = j.value("raised_in", std::string());  // absent in older states
   hit->origin_pid = j.at("origin_pid").get<int32_t>();
   hit->origin_ip = j.at("origin_ip").get<std::string>();
   return true;
@@ -135,6 +137,8 @@ std::string Correlator::Impl::SaveState() const {
                     {"workers", workers},
                     {"gone_since", d->gone_since_us},
                     {"ready", d->ready_us},
+                    {"stop", d->stop_us},
+                    {"stop_until", d->stop_until_us},
                     {"recovered", recovered}});
   }
   json incidents = json::array();
@@ -215,6 +219,8 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       }
       d->gone_since_us = jd.value("gone_since", int64_t{0});
       d->ready_us = jd.value("ready", int64_t{0});
+      d->stop_us = jd.value("stop", int64_t{0});  // absent in older states
+      d->stop_until_us = jd.value("stop_until", int64_t{0});
       if (jd.contains("recovered")) {
         for (const auto& [rule, jr] : jd.at("recovered").items()) {
           d->recovered[rule] = {jr.at("id").get<std::string>(), jr.at("at").get<int64_t>()};

@@ -38,6 +38,9 @@ struct Deployment {
   // Log time of its latest dated ready line (0: none): a failure dated before
   // it but decided after it is closed as recovered at once.
   int64_t ready_us = 0;
+  // Log time of its latest operator's stop (0: none) and until when what
+  // follows it is what the stop provoked (the stop rule's window).
+  int64_t stop_us = 0, stop_until_us = 0;
   // Per rule id, the last incident closed as recovered and when: a failure of
   // the same rule after it is a new incident that regressed from it.
   std::map<std::string, std::pair<std::string, int64_t>> recovered;

@@ -104,6 +104,22 @@ std::string DropUnknownFacts(const std::string& text,
   return out;
 }
 
+// "`TypeError` raised in `sglang.srt.models.x` (`forward`)": the evidence a
+// family finding was decided by, from the incident's root exception.
+std::string DecidedByClause(const Incident& incident) {
+  if (incident.exception.empty()) return "its message";
+  const size_t colon = incident.exception.find(": ");
+  std::string out = "`" + incident.exception.substr(0, colon) + "`";
+  const size_t sep = incident.raised_in.rfind(':');
+  if (sep != std::string::npos && sep > 0) {
+    out += " raised in `" + incident.raised_in.substr(0, sep) + "`";
+    if (sep + 1 < incident.raised_in.size()) {
+      out += " (`" + incident.raised_in.substr(sep + 1) + "`)";
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ExpandExplanation(const rules::Rule& rule, const rules::RuleSet& rules,
@@ -126,6 +142,8 @@ std::string ExpandExplanation(const rules::Rule& rule, const rules::RuleSet& rul
       out += WorkersClause(incident, tensor_parallel_known);
     } else if (key == "capability") {
       out += CapabilityClause(rule, rules, facts);
+    } else if (key == "decided_by") {
+      out += DecidedByClause(incident);
     } else if (key.rfind("fact.", 0) == 0) {
       auto it = facts.find(key.substr(5));
       out += it == facts.end() ? "unknown" : it->second;

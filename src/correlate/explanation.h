@@ -10,7 +10,8 @@
 
 namespace fingerprintd::correlate {
 
-// Placeholders: {workers}, {capability}, {fact.NAME}. Unknown ones are kept.
+// Placeholders: {workers}, {capability}, {fact.NAME}, {decided_by} (the root
+// exception's type and where it was raised). Unknown ones are kept.
 std::string ExpandExplanation(const rules::Rule& rule, const rules::RuleSet& rules,
                               const Incident& incident,
                               const std::map<std::string, std::string>& facts,

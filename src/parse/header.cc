@@ -51,6 +51,29 @@ size_t ParseBracketLocation(std::string_view text, size_t pos, std::string_view*
   return close + 1;
 }
 
+// `text_generation_router::server: ` at `pos`: a Rust module path with at
+// least one `::`, then `: `. Returns where the message starts, or 0.
+size_t RustTargetEnd(std::string_view line, size_t pos) {
+  size_t i = pos;
+  bool path = false;
+  while (i < line.size()) {
+    const size_t start = i;
+    while (i < line.size() &&
+           ((line[i] >= 'a' && line[i] <= 'z') || IsDigit(line[i]) || line[i] == '_')) {
+      ++i;
+    }
+    if (i == start) return 0;
+    if (line.substr(i, 2) == "::") {
+      path = true;
+      i += 2;
+      continue;
+    }
+    break;
+  }
+  if (!path || line.substr(i, 2) != ": ") return 0;
+  return i + 2;
+}
+
 // vLLM `LEVEL MM-DD HH:MM:SS [file:N] msg`, uvicorn `LEVEL:   msg`, or Python
 // logging's padded `LEVEL    msg` (a level and no time).
 bool ParseLevelFirst(std::string_view line, Header* out) {
@@ -70,6 +93,14 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
   }
   if (line[word_end] != ' ') return false;
   size_t pos = word_end + 1;
+  // Rust's tracing (TGI, Dynamo, NIM's router): `LEVEL target::path: msg`, the
+  // time before it taken by the envelope; a level and no time of its own.
+  if (const size_t target_end = RustTargetEnd(line, pos); target_end != 0) {
+    out->kind = HeaderKind::kPaddedLevel;
+    out->level = level;
+    SetMessage(line, word_end, target_end, out);
+    return true;
+  }
   CivilTime t;
   size_t len = ParseMonthDayTime(line.substr(pos), &t);
   // NVIDIA NIM: the same shape with the year, `ERROR 2025-07-21 14:34:24.934 x.py:62] msg`.
@@ -330,6 +361,14 @@ bool ParseIsoFirst(std::string_view line, Header* out) {
   if (ParseIsoDateTime(line, &t) == 0) return false;
   size_t pos = 19;
   pos += ParseFraction(line, pos, &t.micros);
+  // RFC 3339's zone (Rust's tracing, Dynamo, TGI: "2025-04-14T15:52:02.679Z
+  // ERROR target: msg") is passed over, so that the level after it is read.
+  if (pos < line.size() && line[pos] == 'Z') {
+    ++pos;
+  } else if (pos + 6 <= line.size() && (line[pos] == '+' || line[pos] == '-') &&
+             line[pos + 3] == ':' && IsDigit(line[pos + 1]) && IsDigit(line[pos + 4])) {
+    pos += 6;
+  }
   out->has_time = true;
   out->time = t;
   std::string_view rest = line.substr(pos);
@@ -482,8 +521,18 @@ bool ParseHeader(std::string_view line, Header* out) {
   } else if (IsUpper(c)) {
     ok = ParseLevelFirst(line, out) || ((c == 'I' || c == 'W' || c == 'E' || c == 'F') &&
                                         IsDigit(line[1]) && ParseGlog(line, out));
+    // LLVM's report_fatal_error (Triton's backend) aborts the process: the
+    // line is CRITICAL, and its words stay the message.
+    if (!ok && StartsWith(line, "LLVM ERROR: ")) {
+      out->kind = HeaderKind::kFatalWords;
+      out->level = Level::kCritical;
+      SetMessage(line, 0, 0, out);
+      ok = true;
+    }
   }
   if (!ok && c == ' ' && line[1] == ' ') ok = ParseCppTerminate(line, out);
+  // Rust's tracing pads the level to five columns: ` WARN target: msg`.
+  if (!ok && c == ' ' && IsUpper(line[1])) ok = ParseLevelFirst(line.substr(1), out);
   if (!ok && c != '[' && c != ' ') {
     Header h;
     h.message = line;

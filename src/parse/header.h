@@ -56,6 +56,7 @@ enum class HeaderKind : uint8_t {
   kNccl,
   kGenericTime,
   kCppTerminate,
+  kFatalWords,  // a library's own last words before it aborts: `LLVM ERROR: msg`
 };
 
 // A parsed header. Views point into the parsed line.

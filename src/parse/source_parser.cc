@@ -496,6 +496,7 @@ LineKind SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* work
   in.message = message;
   in.has_header = has_header;
   in.warning_header = header.kind == HeaderKind::kPythonWarning;
+  in.cpp_what = header.kind == HeaderKind::kCppTerminate;
   in.header_text = has_header ? header.text : std::string_view();
   in.level = has_header ? header.level : Level::kUnknown;
   in.line_number = rec.line_number;

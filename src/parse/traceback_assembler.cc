@@ -197,8 +197,44 @@ bool TracebackAssembler::ProcessOpen(Stream& s, const TracebackInput& in, Traceb
   return false;
 }
 
+bool TracebackAssembler::ProcessCppLine(Stream& s, const TracebackInput& in, TracebackOutput* out) {
+  const std::string_view msg = in.message;
+  if (msg.empty()) return false;
+  ExceptionBlock& block = s.tb.blocks.back();
+  std::string_view what = msg;
+  if (s.cpp && block.message.empty() && (in.cpp_what || ParseCppWhatLine(msg, &what))) {
+    if (ChargeBytes(s, what.size())) block.message.assign(what.data(), what.size());
+    s.may_continue = LooksCutOff(what);
+    s.continuation_lines = 0;
+    out->kind = LineKind::kException;
+    out->level = ExceptionLevel(out->level);
+    return true;
+  }
+  FrameLine frame;
+  if (!ParseCppRaisedFromLine(msg, &frame) && !ParseCppFrameLine(msg, &frame)) return false;
+  if (s.cpp && s.frames < options_.max_traceback_frames) {
+    const size_t cost = frame.file.size() + frame.function.size() + sizeof(Frame);
+    if (ChargeBytes(s, cost)) {
+      Frame f;
+      f.file.assign(frame.file.data(), frame.file.size());
+      f.line = frame.line;
+      f.function.assign(frame.function.data(), frame.function.size());
+      const size_t at = std::min(s.cpp_frames_at, block.frames.size());
+      block.frames.insert(block.frames.begin() + static_cast<std::ptrdiff_t>(at), std::move(f));
+      ++s.frames;
+    }
+  } else if (s.cpp) {
+    MarkTruncated(s);
+  }
+  s.may_continue = false;
+  s.continuation_lines = kMaxContinuationLines;  // the message is over
+  out->kind = s.cpp ? LineKind::kFrame : LineKind::kCode;
+  return true;
+}
+
 bool TracebackAssembler::ProcessPending(Stream& s, const TracebackInput& in, TracebackOutput* out) {
   std::string_view msg = in.message;
+  if (in.has_header == s.exception_headered && ProcessCppLine(s, in, out)) return true;
   if (IsChainSeparatorLine(msg)) {
     s.tb.blocks.emplace_back();
     s.state = State::kOpen;
@@ -294,6 +330,16 @@ TracebackOutput TracebackAssembler::ProcessIdle(Stream& s, const TracebackInput&
     out.level = in.has_header ? in.level : s.level;
     return out;
   }
+  std::string_view cpp_type;
+  if (c == 't' && ParseCppTerminateLine(msg, &cpp_type)) {
+    Open(s, in, /*has_header=*/false);
+    SetException(s, in, cpp_type, {}, /*ray_wrapper=*/false);
+    s.cpp = true;
+    s.may_continue = false;
+    out.kind = LineKind::kException;
+    out.level = ExceptionLevel(in.level);
+    return out;
+  }
   ExceptionLine exc;
   if (!in.warning_header && c != ' ' && ParseExceptionLine(msg, /*strict=*/true, &exc)) {
     Open(s, in, /*has_header=*/false);
@@ -312,7 +358,10 @@ TracebackOutput TracebackAssembler::Process(const TracebackInput& in) {
     TracebackOutput out;
     out.level = in.has_header ? in.level : s.level;
     bool handled = false;
-    if (SameRecord(s, in)) {
+    if (in.cpp_what && s.cpp) {
+      // The what() line reads as a header of its own (parse/header.h).
+      handled = s.state == State::kPending && ProcessCppLine(s, in, &out);
+    } else if (SameRecord(s, in)) {
       handled = s.state == State::kPending ? ProcessPending(s, in, &out) : ProcessOpen(s, in, &out);
     }
     if (handled) {

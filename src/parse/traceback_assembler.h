@@ -29,6 +29,16 @@
 // process's stderr interleaving with stdout; it is passed through as a
 // message and neither joins nor ends the traceback.
 //
+// C++ failure records: libstdc++'s `terminate called after throwing an
+// instance of 'T'` opens a record (pending, exception type T) in the stream
+// that printed it; its `what():` line is the message, c10's `Exception
+// raised from F at FILE:N` and the backtrace that follows (`frame #N: ...`,
+// TensorRT-LLM's numbered lines) are its frames, stored outermost first like
+// Python's (the raise site last). After a Python exception line the same
+// origin and backtrace (c10 appends them to a RuntimeError's message) are
+// taken as its lines, without frames, so they neither end the traceback
+// early nor become messages of their own.
+//
 // Multi-line exception messages: after the exception line, up to three lines
 // with the same header-ness (same header, or both unheadered) that are not
 // indented and have no other traceback shape are appended to the message, but
@@ -73,6 +83,7 @@ struct TracebackInput {
   std::string_view message;  // after prefixes and header
   bool has_header = false;
   bool warning_header = false;   // `x.py:N: UserWarning: ...`: never an exception line
+  bool cpp_what = false;         // libstdc++'s `  what():  text` (message: the text)
   std::string_view header_text;  // the header, compared to tell records apart
   Level level = Level::kUnknown;
   uint64_t line_number = 0;
@@ -119,7 +130,9 @@ class TracebackAssembler {
     int continuation_lines = 0;
     bool may_continue = false;            // the last message line looked cut off
     bool frames_after_exception = false;  // a paste that quotes the error, then its frames
-    Level level = Level::kError;          // level of headerless lines in this traceback
+    bool cpp = false;             // a C++ failure record (opened by the terminate handler's line)
+    size_t cpp_frames_at = 0;     // where its backtrace's frames go (printed innermost first)
+    Level level = Level::kError;  // level of headerless lines in this traceback
     size_t frames = 0;
     size_t bytes = 0;
     std::string header;
@@ -133,6 +146,7 @@ class TracebackAssembler {
   bool ProcessOpen(Stream& s, const TracebackInput& in, TracebackOutput* out);
   bool ProcessPending(Stream& s, const TracebackInput& in, TracebackOutput* out);
   TracebackOutput ProcessIdle(Stream& s, const TracebackInput& in);
+  bool ProcessCppLine(Stream& s, const TracebackInput& in, TracebackOutput* out);
   void Open(Stream& s, const TracebackInput& in, bool has_header);
   void AddFrame(Stream& s, std::string_view message);
   void SetException(Stream& s, const TracebackInput& in, std::string_view type,

@@ -7,6 +7,7 @@ namespace {
 
 constexpr std::string_view kTracebackHeader = "Traceback (most recent call last):";
 constexpr std::string_view kFrameStart = "File \"";
+constexpr std::string_view kTerminatePrefix = "terminate called after throwing an instance of ";
 // The last name of an exception class ends in one of these.
 constexpr std::string_view kExceptionClassSuffixes[] = {"Error", "Exception", "Warning",
                                                         "Interrupt", "Exit"};
@@ -61,6 +62,8 @@ const std::vector<std::string>& TracebackTriggers() {
     std::vector<std::string> out = {
         Lowercase(kTracebackHeader.substr(0, kTracebackHeader.size() - 1)), Lowercase(kFrameStart)};
     for (std::string_view suffix : kExceptionClassSuffixes) out.push_back(Lowercase(suffix));
+    // A C++ failure record opens with the terminate handler's line.
+    out.push_back(Lowercase(kTerminatePrefix.substr(0, 24)));
     return out;
   }();
   return kTriggers;
@@ -157,6 +160,113 @@ bool ParseExceptionLine(std::string_view message, bool strict, ExceptionLine* ou
     }
   }
   *out = e;
+  return true;
+}
+
+bool ParseCppTerminateLine(std::string_view message, std::string_view* type) {
+  const std::string_view t = TrimSpaces(message);
+  if (t.size() <= kTerminatePrefix.size() + 2 ||
+      t.substr(0, kTerminatePrefix.size()) != kTerminatePrefix) {
+    return false;
+  }
+  std::string_view rest = t.substr(kTerminatePrefix.size());
+  if (rest.front() == '\'' && rest.back() == '\'') rest = rest.substr(1, rest.size() - 2);
+  if (rest.empty()) return false;
+  *type = rest;
+  return true;
+}
+
+bool ParseCppWhatLine(std::string_view message, std::string_view* what) {
+  const std::string_view t = TrimSpaces(message);
+  if (t.substr(0, 7) != "what():") return false;
+  *what = TrimSpaces(t.substr(7));
+  return true;
+}
+
+bool ParseCppRaisedFromLine(std::string_view message, FrameLine* out) {
+  constexpr std::string_view kStart = "Exception raised from ";
+  const std::string_view t = TrimSpaces(message);
+  if (t.substr(0, kStart.size()) != kStart) return false;
+  std::string_view rest = t.substr(kStart.size());
+  const size_t at = rest.find(" at ");
+  if (at == std::string_view::npos) return false;
+  FrameLine f;
+  f.function = rest.substr(0, at);
+  std::string_view place = rest.substr(at + 4);
+  const size_t paren = place.find(" (");
+  if (paren != std::string_view::npos) place = place.substr(0, paren);
+  const size_t colon = place.rfind(':');
+  f.file = colon == std::string_view::npos ? place : place.substr(0, colon);
+  if (colon != std::string_view::npos) {
+    int64_t n = 0;
+    for (char c : place.substr(colon + 1)) {
+      if (c < '0' || c > '9' || n > 100'000'000) break;
+      n = n * 10 + (c - '0');
+    }
+    f.line = static_cast<int32_t>(n);
+  }
+  *out = f;
+  return true;
+}
+
+namespace {
+
+// "SYMBOL + 0x57" -> "SYMBOL"; "" -> "<unknown function>".
+std::string_view WithoutOffset(std::string_view symbol) {
+  symbol = TrimSpaces(symbol);
+  const size_t plus = symbol.rfind(" + ");
+  if (plus != std::string_view::npos) symbol = TrimSpaces(symbol.substr(0, plus));
+  return symbol.empty() ? std::string_view("<unknown function>") : symbol;
+}
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ParseCppFrameLine(std::string_view message, FrameLine* out) {
+  const std::string_view t = TrimSpaces(message);
+  if (t.substr(0, 7) == "frame #") {
+    const size_t colon = t.find(": ", 7);
+    if (colon == std::string_view::npos || !AllDigits(t.substr(7, colon - 7))) return false;
+    std::string_view body = t.substr(colon + 2);
+    FrameLine f;
+    // "(0x7f00 in /path/libc10.so)" at the end names the library.
+    const size_t open = body.rfind(" (0x");
+    if (open != std::string_view::npos && body.back() == ')') {
+      const std::string_view where = body.substr(open + 2, body.size() - open - 3);
+      const size_t in = where.find(" in ");
+      if (in != std::string_view::npos) f.file = where.substr(in + 4);
+      body = body.substr(0, open);
+    }
+    f.function = WithoutOffset(body);
+    *out = f;
+    return true;
+  }
+  // TensorRT-LLM: "1       0x7009a217b67c tensorrt_llm::common::throwRuntimeError(...) + 95"
+  size_t i = 0;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  if (i == 0 || i == t.size() || (t[i] != ' ' && t[i] != '\t')) return false;
+  std::string_view rest = TrimSpaces(t.substr(i));
+  if (rest.substr(0, 2) != "0x") return false;
+  size_t j = 2;
+  while (j < rest.size() && std::isxdigit(static_cast<unsigned char>(rest[j]))) ++j;
+  if (j == 2 || j == rest.size() || rest[j] != ' ') return false;
+  FrameLine f;
+  std::string_view symbol = rest.substr(j + 1);
+  // "/path/libnvinfer.so.10(+0x17eb620) [0x700ce283f620]": a library, no symbol.
+  const size_t lib_offset = symbol.find("(+0x");
+  if (lib_offset != std::string_view::npos) {
+    f.file = symbol.substr(0, lib_offset);
+    symbol = {};
+  }
+  f.function = WithoutOffset(symbol);
+  *out = f;
   return true;
 }
 

@@ -12,6 +12,15 @@
 //   The above exception was the direct cause of the following exception:
 //   During handling of the above exception, another exception occurred:
 //
+// and the C++ shapes a native failure prints (libstdc++'s terminate handler,
+// c10's error origin and frame dump, TensorRT-LLM's numbered backtrace):
+//
+//   terminate called after throwing an instance of 'c10::DistBackendError'
+//     what():  <message>
+//   Exception raised from <function> at <file>:<line> (most recent call first):
+//   frame #0: <symbol> + 0x57 (0x7f00 in /path/libc10.so)
+//   1       0x7009a217b67c <symbol> + 95
+//
 // Threading: pure functions over the message text (after prefix and header).
 #pragma once
 
@@ -61,6 +70,21 @@ bool ParseExceptionLine(std::string_view message, bool strict, ExceptionLine* ou
 // Ray re-raises a remote failure as RayTaskError(...)/RayActorError and then
 // prints the remote traceback; true when `line` is such a wrapper.
 bool IsRayWrapperException(const ExceptionLine& line);
+
+// `terminate called after throwing an instance of 'T'`: sets *type to T.
+bool ParseCppTerminateLine(std::string_view message, std::string_view* type);
+
+// `  what():  text`: sets *what to the text.
+bool ParseCppWhatLine(std::string_view message, std::string_view* what);
+
+// `Exception raised from F at FILE:N (most recent call first):` (c10): the
+// place the C++ exception was thrown, as a frame (function F, file FILE).
+bool ParseCppRaisedFromLine(std::string_view message, FrameLine* out);
+
+// A frame of a C++ backtrace: c10's `frame #N: SYMBOL + 0xOFF (0xADDR in
+// LIB)` (file LIB) or TensorRT-LLM's `N  0xADDR SYMBOL + OFF` (file ""), the
+// symbol without its offset; `<unknown function>` when it has none.
+bool ParseCppFrameLine(std::string_view message, FrameLine* out);
 
 // Returns `s` without leading and trailing spaces and tabs.
 std::string_view TrimSpaces(std::string_view s);

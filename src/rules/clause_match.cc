@@ -30,10 +30,16 @@ bool MatchesExceptionLine(const TracebackClause& clause, const ExceptionBlock& b
          (!rejoined.empty() && RE2::PartialMatch(rejoined, *clause.message));
 }
 
+bool RaisedInAllows(const TracebackClause& clause, const ExceptionBlock& block) {
+  if (!clause.raised_in) return true;
+  const Frame* site = block.RaiseSite();
+  return site != nullptr && MatchesFrame(*clause.raised_in, *site);
+}
+
 bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block,
                    std::string_view rejoined) {
   return MatchesExceptionLine(clause, block, rejoined) &&
-         MatchesFrameSequence(clause.frames, block.frames);
+         MatchesFrameSequence(clause.frames, block.frames) && RaisedInAllows(clause, block);
 }
 
 bool Vetoed(const Rule& rule, const ExceptionBlock& block) {

@@ -20,7 +20,11 @@ bool MatchesFrameSequence(const std::vector<FramePattern>& patterns,
 // first piece only); else empty.
 bool MatchesExceptionLine(const TracebackClause& clause, const ExceptionBlock& block,
                           std::string_view rejoined);
-// The exception line and the frames in order.
+// The clause's `raised_in` holds for the block: no such pattern, or the
+// block's raise site matches it (a block without frames has none: false).
+bool RaisedInAllows(const TracebackClause& clause, const ExceptionBlock& block);
+// The exception line, the frames in order and the raise site (a block without
+// frames never matches a clause with `raised_in` whole).
 bool MatchesClause(const TracebackClause& clause, const ExceptionBlock& block,
                    std::string_view rejoined);
 // Any `unless` veto (frame, message or exception type) fires on the block.

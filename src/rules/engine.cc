@@ -19,9 +19,9 @@
 namespace fingerprintd::rules {
 
 bool RuleEngine::Impl::SkipQuietRecord(const WorkerInfo& worker) {
-  // After an exception, the next INFO line decides whether it was the
-  // input's last word (NoteHealthy): that one is read.
-  if (unfiltered || last_exception || worker.id >= streams.size()) return false;
+  // After an exception or a held family finding, the next INFO line decides
+  // whether it was the input's last word (NoteHealthy): that one is read.
+  if (unfiltered || last_exception || !held.empty() || worker.id >= streams.size()) return false;
   const Stream& stream = streams[worker.id];
   if (!stream.seen || stream.rank != worker.rank || !stream.pending.empty() ||
       workers[worker.id] != &worker) {
@@ -82,7 +82,7 @@ void RuleEngine::Impl::OnRecord(const LogRecord& record) {
   latest_line = std::max(latest_line, record.line_number);
   Stream* stream = StreamFor(record.worker);
   if (stream == nullptr) return;
-  if (last_exception) NoteHealthy(record);
+  if (last_exception || !held.empty()) NoteHealthy(record);
   // A logged message of the stream (it has a level) means no traceback is
   // coming for a symptom seen on an earlier message line. Raw unleveled
   // output (C++/NCCL prints interleaved by the same process) does not.
@@ -116,15 +116,32 @@ void RuleEngine::Impl::OnRecord(const LogRecord& record) {
 }
 
 void RuleEngine::Impl::NoteHealthy(const LogRecord& record) {
-  if (!last_exception || !record.headered || record.level == Level::kUnknown ||
-      record.level > Level::kInfo || record.line_number <= last_exception->tb.last_line) {
-    return;
-  }
+  if (!record.headered || record.level == Level::kUnknown || record.level > Level::kInfo) return;
   static const RE2 kShutdown(
       R"((?i)shut\s*down|shutting|terminat|exit|stopp|killed|died|dead|abort|clean\s*up|)"
       R"(sigquit|sigterm|signal|finished server process|waiting for)");
   if (RE2::PartialMatch(record.message, kShutdown)) return;
-  last_exception.reset();
+  if (last_exception && record.line_number > last_exception->tb.last_line) last_exception.reset();
+  // The process went on after a family finding on a message line: a notice
+  // it survived (a backend it skipped, an optional import), not its failure.
+  std::erase_if(held, [&](const HeldHit& h) {
+    return record.worker != nullptr && h.worker_id == record.worker->id &&
+           record.line_number > h.at.line + 1;
+  });
+}
+
+void RuleEngine::Impl::ReportHeld(int64_t now_us) {
+  std::vector<HeldHit> still;
+  for (HeldHit& h : held) {
+    const bool old = now_us == 0 || (h.hit.time_us != 0 && !h.hit.time_read &&
+                                     now_us - h.hit.time_us > options.last_words_after_us);
+    if (old) {
+      sink.OnHit(std::move(h.hit));
+    } else {
+      still.push_back(std::move(h));
+    }
+  }
+  held = std::move(still);
 }
 
 void RuleEngine::Impl::KeepTailLine(const LogRecord& record) {
@@ -274,6 +291,7 @@ void RuleEngine::Impl::Tick(int64_t now_us) {
   };
   if (!tail.empty() && old(tail.back().record.time_us)) PromoteTail();
   if (last_exception && old(last_exception->tb.last_time_us)) HitLastException();
+  if (!held.empty()) ReportHeld(now_us);
 }
 
 std::vector<size_t> RuleEngine::Impl::StreamsByPendingLine() {
@@ -307,6 +325,7 @@ void RuleEngine::Impl::LowestNeeded(SourcePosition* pos) const {
     const Traceback& tb = last_exception->tb;
     pos->LowerTo({tb.first_offset, tb.first_line == 0 ? 0 : tb.first_line - 1});
   }
+  for (const HeldHit& h : held) pos->LowerTo(h.at);
 }
 
 void RuleEngine::Impl::Forget(const WorkerInfo& worker) {
@@ -331,6 +350,7 @@ void RuleEngine::Impl::Finish() {
     streams[i].pending.clear();
     for (const Pending& p : pending) Resolve(streams[i], workers[i], p, nullptr);
   }
+  ReportHeld(0);
 }
 
 void RuleEngine::Impl::FindRayOrigin(const Traceback& tb, RuleHit* hit) {
@@ -346,6 +366,17 @@ void RuleEngine::Impl::FindRayOrigin(const Traceback& tb, RuleHit* hit) {
       hit->origin_ip = ip;
       return;
     }
+  }
+}
+
+void RuleEngine::Impl::FindNamedRank(std::string_view text, RuleHit* hit) {
+  // c10's messages name their rank ("[Rank 1] Watchdog caught ...",
+  // "[PG ID 2 PG GUID 3 Rank 1] Process group watchdog ...").
+  static const RE2 kRank(R"(\[(?:[^\[\]]* )?Rank (\d{1,6})\])");
+  int rank = -1;
+  if (RE2::PartialMatch(text, kRank, &rank)) {
+    hit->worker.rank = rank;
+    hit->worker.role = ProcessRole::kWorker;
   }
 }
 

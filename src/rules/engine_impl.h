@@ -131,6 +131,19 @@ struct RuleEngine::Impl {
     Traceback tb;
   };
   std::optional<LastException> last_exception;
+  // A family finding decided on a logged message alone (no traceback: a
+  // library's error line, a launcher's notice) is the process's failure only
+  // if the process did not go on: it is held until a healthy line of the same
+  // stream (headered, INFO or below, not a shutdown line) drops it, and is
+  // reported with the input's last words (Finish, or Tick once
+  // last_words_after_us old).
+  struct HeldHit {
+    RuleHit hit;
+    uint32_t worker_id = 0;
+    SourcePosition at;  // the symptom line, kept for LowestNeeded
+  };
+  std::vector<HeldHit> held;
+  void ReportHeld(int64_t now_us);
   bool unfiltered = false;   // patterns without atoms: run on every line
   uint64_t latest_line = 0;  // the last line seen (LowestNeeded)
   // No dated stage match expires before the floor passes this (the earliest
@@ -356,6 +369,8 @@ struct RuleEngine::Impl {
     } else if (tb != nullptr) {
       // A pasted exception line without frames: it must still be the
       // exception the clause names (type and message), or it is not this rule.
+      // A clause whose finding is the place it was raised cannot tell.
+      if (rule.traceback && rule.traceback->raised_in) return;
       block = tb->RootCause();
       if (rule.traceback && block != nullptr && !block->type.empty() &&
           !MatchesExceptionLine(*rule.traceback, *block, rejoined)) {
@@ -398,9 +413,23 @@ struct RuleEngine::Impl {
       for (const Frame& f : block->frames) {
         hit.frames.push_back(ModuleOfFile(f.file) + ":" + f.function);
       }
+      if (const Frame* site = block->RaiseSite()) {
+        hit.raised_in = ModuleOfFile(site->file) + ":" + site->function;
+      }
     }
     if (tb != nullptr) FindRayOrigin(*tb, &hit);
-    if (deciding != nullptr) {
+    // A failure printed outside any process prefix (a C++ abort on the
+    // process's raw stderr) belongs to the rank its own text names.
+    if (hit.worker.name.empty() && hit.worker.rank < 0) {
+      FindNamedRank(block != nullptr ? std::string_view(block->message)
+                                     : std::string_view(pending.symptom.text),
+                    &hit);
+    }
+    if (rule.family && tb == nullptr && block == nullptr && !pending.at_end_of_input &&
+        worker != nullptr) {
+      held.push_back(
+          HeldHit{std::move(hit), worker->id, {pending.symptom.offset, pending.symptom.line - 1}});
+    } else if (deciding != nullptr) {
       deciding->push_back(Decided{std::move(hit), frames_cut});
     } else {
       sink.OnHit(std::move(hit));
@@ -423,7 +452,8 @@ struct RuleEngine::Impl {
     // and the exception: only a block without that header can have lost
     // frames; a whole block with other frames is another path.
     for (const ExceptionBlock& b : tb.blocks) {
-      if (!b.has_header && MatchesExceptionLine(clause, b, rejoined) && !Vetoed(rule, b)) {
+      if (!b.has_header && MatchesExceptionLine(clause, b, rejoined) && RaisedInAllows(clause, b) &&
+          !Vetoed(rule, b)) {
         *frames_cut = true;
         return &b;
       }
@@ -433,6 +463,8 @@ struct RuleEngine::Impl {
 
   // "ray::RayWorkerWrapper.execute_method() (pid=2346, ip=10.10.10.1, actor_id=...)"
   static void FindRayOrigin(const Traceback& tb, RuleHit* hit);
+  // Sets hit->worker.rank to the rank `text` names in c10's words, if any.
+  static void FindNamedRank(std::string_view text, RuleHit* hit);
 };
 
 }  // namespace fingerprintd::rules

@@ -321,8 +321,8 @@ Status ParseStages(const Context& ctx, const YAML::Node& rule_node, Rule* rule) 
 
 Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
   if (!node.IsDefined() || node.IsNull()) return OkStatus();
-  if (Status s =
-          CheckKeys(ctx, node, "traceback", {"exception", "message", "frames", "require_frames"});
+  if (Status s = CheckKeys(ctx, node, "traceback",
+                           {"exception", "message", "frames", "raised_in", "require_frames"});
       !s.ok())
     return s;
   TracebackClause clause;
@@ -348,6 +348,11 @@ Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
         return s;
       clause.frames.push_back(std::move(fp));
     }
+  }
+  if (YAML::Node raised_in = node["raised_in"]; raised_in.IsDefined() && !raised_in.IsNull()) {
+    FramePattern fp;
+    if (Status s = ParseFramePattern(ctx, raised_in, "traceback.raised_in", &fp); !s.ok()) return s;
+    clause.raised_in = std::move(fp);
   }
   if (Status s = GetBool(ctx, node, "require_frames", &clause.require_frames); !s.ok()) return s;
   if (clause.require_frames && clause.frames.empty()) {
@@ -463,19 +468,21 @@ Status ParseRuleId(const Context& ctx, const YAML::Node& root, Rule* rule) {
 }
 
 // `kind: ready`: the line an engine prints once it serves (the deployment
-// started healthy). Its hit closes the deployment's open incidents as
-// recovered and is never an incident, so what describes an incident (class,
-// severity, explanation, remedies, tracebacks, facts, layers) is an error.
-Status ParseReadyRule(const Context& ctx, const YAML::Node& root, Rule* rule) {
-  rule->kind = RuleKind::kReady;
+// started healthy); its hit closes the deployment's open incidents as
+// recovered. `kind: stop`: an operator or supervisor stopping it; what
+// follows within its window is not a failure. Neither is ever an incident, so
+// what describes an incident (class, severity, explanation, remedies,
+// tracebacks, facts, layers) is an error.
+Status ParseMarkerRule(const Context& ctx, const YAML::Node& root, RuleKind kind, Rule* rule) {
+  rule->kind = kind;
+  const std::string what = kind == RuleKind::kReady
+                               ? "not allowed for kind: ready (a ready line closes incidents, it "
+                                 "is not one)"
+                               : "not allowed for kind: stop (a stop line is not a failure)";
   for (const char* key :
-       {"class", "severity", "library", "phase", "fallback", "family", "last_exception",
-        "traceback", "unless", "facts", "explanation", "remediation"}) {
-    if (root[key].IsDefined()) {
-      return ctx.Error(
-          root[key], key,
-          "not allowed for kind: ready (a ready line closes incidents, it is not one)");
-    }
+       {"class", "severity", "library", "phase", "fallback", "family", "consequence",
+        "last_exception", "traceback", "unless", "facts", "explanation", "remediation"}) {
+    if (root[key].IsDefined()) return ctx.Error(root[key], key, what);
   }
   if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
@@ -491,17 +498,20 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   Context ctx = file_ctx;
   if (root.IsMap() && root["id"].IsScalar()) ctx.set_rule(root["id"].as<std::string>());
   if (Status s = CheckKeys(ctx, root, "",
-                           {"id", "kind", "title", "class", "severity", "library", "phase",
-                            "maxspan", "window", "fallback", "family", "last_exception", "sequence",
-                            "traceback", "unless", "facts", "explanation", "remediation", "tests"});
+                           {"id",      "kind",        "title",          "class",       "severity",
+                            "library", "phase",       "maxspan",        "window",      "fallback",
+                            "family",  "consequence", "last_exception", "sequence",    "traceback",
+                            "unless",  "facts",       "explanation",    "remediation", "tests"});
       !s.ok())
     return s;
   std::string kind = "failure";
   if (Status s = GetString(ctx, root, "kind", false, &kind); !s.ok()) return s;
   if (kind == "ready") {
-    return ParseReadyRule(ctx, root, rule);
+    return ParseMarkerRule(ctx, root, RuleKind::kReady, rule);
+  } else if (kind == "stop") {
+    return ParseMarkerRule(ctx, root, RuleKind::kStop, rule);
   } else if (kind != "failure") {
-    return ctx.Error(root["kind"], "kind", "expected failure or ready, got '" + kind + "'");
+    return ctx.Error(root["kind"], "kind", "expected failure, ready or stop, got '" + kind + "'");
   }
   if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
@@ -522,6 +532,7 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   if (Status s = GetDuration(ctx, root, "window", &rule->window_us); !s.ok()) return s;
   if (Status s = GetBool(ctx, root, "fallback", &rule->fallback); !s.ok()) return s;
   if (Status s = GetBool(ctx, root, "family", &rule->family); !s.ok()) return s;
+  if (Status s = GetBool(ctx, root, "consequence", &rule->consequence); !s.ok()) return s;
   if (Status s = GetBool(ctx, root, "last_exception", &rule->last_exception); !s.ok()) return s;
   if (rule->last_exception && !rule->fallback) {
     return ctx.Error(root["last_exception"], "last_exception", "only a fallback rule may have it");

@@ -55,6 +55,11 @@ Metrics::Metrics(std::string_view version)
                         .Name("fingerprintd_rule_matches_total")
                         .Help("Rule stage matches, by rule and stage")
                         .Register(*registry_)),
+      hits_after_stop_(BuildCounter()
+                           .Name("fingerprintd_hits_after_stop_total")
+                           .Help("Findings that followed an operator's stop within its window "
+                                 "(what the stop provoked: no incident), by rule")
+                           .Register(*registry_)),
       lines_total_(BuildCounter()
                        .Name("fingerprintd_lines_total")
                        .Help("Lines read, by source")
@@ -251,6 +256,10 @@ void Metrics::RuleMatched(std::string_view rule, std::string_view stage) {
              .first;
   }
   it->second->Increment();
+}
+
+void Metrics::HitAfterStop(std::string_view rule) {
+  hits_after_stop_.Add({{"rule", std::string(rule)}}).Increment();
 }
 
 void Metrics::IncidentOpened(std::string_view rule, std::string_view rule_class,

@@ -74,6 +74,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void TimeGuessed(TimeFallback fallback) override;
   void TracebackAssembled() override {}
   void RuleMatched(std::string_view rule, std::string_view stage) override;
+  void HitAfterStop(std::string_view rule) override;
   void IncidentOpened(std::string_view rule, std::string_view rule_class,
                       std::string_view severity) override;
   void IncidentUpdated(std::string_view) override {}
@@ -166,6 +167,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Family<prometheus::Gauge>& sources_open_;
   prometheus::Family<prometheus::Counter>& http_requests_;
   prometheus::Family<prometheus::Counter>& rule_matches_;
+  prometheus::Family<prometheus::Counter>& hits_after_stop_;
   prometheus::Family<prometheus::Counter>& lines_total_;
   prometheus::Family<prometheus::Counter>& bytes_total_;
   prometheus::Family<prometheus::Counter>& lines_reread_total_;

@@ -81,19 +81,28 @@ std::vector<std::string> LintRuleTests(const rules::RuleSet& rules) {
   for (const rules::Rule& rule : rules.rules()) {
     // A failure rule's positive test expects its incident; a ready rule's, an
     // incident closed as recovered (its line came after the failure).
+    // A stop rule's, no incident at all (what followed the stop is no failure).
     auto positive_expect = [&](const rules::RuleTest::Expected& e) {
       return rule.kind == rules::RuleKind::kReady ? e.closed == "recovered" : e.rule == rule.id;
     };
     int positive = 0;
     for (const rules::RuleTest& test : rule.tests) {
-      if (std::any_of(test.expect.begin(), test.expect.end(), positive_expect)) ++positive;
+      const bool positive_test =
+          rule.kind == rules::RuleKind::kStop
+              ? test.expect.empty()
+              : std::any_of(test.expect.begin(), test.expect.end(), positive_expect);
+      if (positive_test) ++positive;
     }
-    const char* positive_is = rule.kind == rules::RuleKind::kReady
-                                  ? " positive test(s) (whose expect has closed: recovered)"
-                                  : " positive test(s) (whose expect names this rule)";
-    const char* negative_is = rule.kind == rules::RuleKind::kReady
-                                  ? " negative test(s) (nothing recovered)"
-                                  : " negative test(s) (whose expect omits this rule)";
+    const char* positive_is =
+        rule.kind == rules::RuleKind::kReady
+            ? " positive test(s) (whose expect has closed: recovered)"
+        : rule.kind == rules::RuleKind::kStop
+            ? " positive test(s) (whose expect is empty: nothing after the stop is a failure)"
+            : " positive test(s) (whose expect names this rule)";
+    const char* negative_is =
+        rule.kind == rules::RuleKind::kReady  ? " negative test(s) (nothing recovered)"
+        : rule.kind == rules::RuleKind::kStop ? " negative test(s) (a failure still reported)"
+                                              : " negative test(s) (whose expect omits this rule)";
     const int negative = static_cast<int>(rule.tests.size()) - positive;
     const std::string where = rule.file + ":" +
                               std::to_string(rule.tests.empty() ? 1 : rule.tests.front().line) +

@@ -76,6 +76,79 @@ TEST_F(TracebackAssemblerTest, RawTracebackIsAssembledAndEmittedAtTheExceptionLi
   EXPECT_EQ(events_.tracebacks, 1u);
 }
 
+TEST_F(TracebackAssemblerTest, TerminateWithWhatAndFrameDumpIsOneCppFailureRecord) {
+  FeedAll(
+      {"terminate called after throwing an instance of 'c10::DistBackendError'",
+       "  what():  [PG ID 0 PG GUID 0 Rank 1] Process group watchdog thread terminated with "
+       "exception: [Rank 1] Watchdog caught collective operation timeout",
+       "Exception raised from checkTimeout at "
+       "/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:686 (most recent call first):",
+       "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f3a1c0 in "
+       "/venv/torch/lib/libc10.so)",
+       "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout() + 0x23d (0x7f39d1e in "
+       "/venv/torch/lib/libtorch_cuda.so)",
+       "frame #2: <unknown function> + 0xdc253 (0x7f3a53c in /lib/libstdc++.so.6)",
+       "INFO 02-10 08:00:05 [launcher.py:80] next record"});
+  ASSERT_EQ(sink_.tracebacks.size(), 1u);
+  const Traceback& tb = sink_.tracebacks[0];
+  EXPECT_TRUE(tb.complete);
+  ASSERT_EQ(tb.blocks.size(), 1u);
+  const ExceptionBlock& block = tb.blocks[0];
+  EXPECT_EQ(block.type, "c10::DistBackendError");
+  EXPECT_EQ(block.message,
+            "[PG ID 0 PG GUID 0 Rank 1] Process group watchdog thread terminated with exception: "
+            "[Rank 1] Watchdog caught collective operation timeout");
+  // Outermost first, as Python's: the backtrace printed innermost first is
+  // reversed, and the place the exception was raised from comes last.
+  EXPECT_EQ(Functions(block),
+            (std::vector<std::string>{
+                "<unknown function>", "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout()",
+                "c10::Error::Error(c10::SourceLocation, std::string)", "checkTimeout"}));
+  EXPECT_EQ(block.frames[1].file, "/venv/torch/lib/libtorch_cuda.so");
+  EXPECT_EQ(block.frames[3].file, "/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp");
+  EXPECT_EQ(block.frames[3].line, 686);
+  EXPECT_EQ(tb.last_line, 6u);
+  EXPECT_EQ(Kinds(), (std::vector<LineKind>{LineKind::kException, LineKind::kException,
+                                            LineKind::kFrame, LineKind::kFrame, LineKind::kFrame,
+                                            LineKind::kFrame, LineKind::kMessage}));
+  EXPECT_GE(sink_.records[0].level, Level::kError);
+}
+
+TEST_F(TracebackAssemblerTest, TensorRtLlmNumberedBacktraceGivesTheRecordItsFrames) {
+  FeedAll(
+      {"terminate called after throwing an instance of "
+       "'tensorrt_llm::common::TllmException'",
+       "  what():  [TensorRT-LLM][ERROR] Assertion failed: no valid tactic (/src/gemm.cpp:77)",
+       "1       0x7f11c0a1b2c3 tensorrt_llm::common::throwRuntimeError(char const*, int) + 90",
+       "2       0x7f11c0b2c3d4 tensorrt_llm::kernels::GemmRunner::run() + 4410",
+       "3       0x7f11c0ce283f /usr/local/tensorrt/lib/libnvinfer.so.10(+0x17eb620) [0x7f11c0]"});
+  ASSERT_EQ(sink_.tracebacks.size(), 1u);
+  const ExceptionBlock& block = sink_.tracebacks[0].blocks[0];
+  EXPECT_EQ(block.type, "tensorrt_llm::common::TllmException");
+  EXPECT_EQ(block.message, "Assertion failed: no valid tactic (/src/gemm.cpp:77)");
+  EXPECT_EQ(Functions(block), (std::vector<std::string>{
+                                  "<unknown function>", "tensorrt_llm::kernels::GemmRunner::run()",
+                                  "tensorrt_llm::common::throwRuntimeError(char const*, int)"}));
+  EXPECT_EQ(block.frames[0].file, "/usr/local/tensorrt/lib/libnvinfer.so.10");
+}
+
+TEST_F(TracebackAssemblerTest, CTenOriginAfterAPythonExceptionStaysInItsTracebackWithoutFrames) {
+  FeedAll({"Traceback (most recent call last):", "  File \"/app/run.py\", line 3, in step",
+           "RuntimeError: CUDA error: an illegal memory access was encountered",
+           "Exception raised from c10_cuda_check_implementation at "
+           "/pytorch/c10/cuda/CUDAException.cpp:43 (most recent call first):",
+           "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f in "
+           "/venv/torch/lib/libc10.so)",
+           "a line of its own"});
+  ASSERT_EQ(sink_.tracebacks.size(), 1u);
+  const Traceback& tb = sink_.tracebacks[0];
+  EXPECT_EQ(tb.last_line, 5u);
+  EXPECT_EQ(Functions(tb.blocks[0]), (std::vector<std::string>{"step"}));
+  EXPECT_EQ(tb.blocks[0].message, "CUDA error: an illegal memory access was encountered");
+  EXPECT_EQ(sink_.records[3].kind, LineKind::kCode);
+  EXPECT_EQ(sink_.records[5].kind, LineKind::kMessage);
+}
+
 TEST_F(TracebackAssemblerTest, FinishEmitsAPendingTracebackAsComplete) {
   FeedAll({"Traceback (most recent call last):", "  File \"a.py\", line 1, in f", "KeyError: 'x'"});
   ASSERT_EQ(sink_.tracebacks.size(), 1u);

@@ -36,6 +36,7 @@
 //   times are converted with the envelope's zone offset when it has one, else
 //   with ParserOptions::local_utc_offset_s.
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -240,8 +241,48 @@ int64_t SourceParser::Impl::HeaderTime(const CivilTime& t, const EnvelopeRecord&
     }
     return NearestTo(envelope_cache.candidates, rec.time_us);
   }
-  // Below, the result depends on t, offset, the options and, live, on the
-  // wall clock only through the year: it holds until changes_at_us.
+  const int64_t guess = GuessedYearTime(t, offset, guessed);
+  if (source_dated_time == kNoTime) return guess;
+  // The source gave its year before (a full date in a header, Ray's or a
+  // launcher's or a shipper's in front of NCCL's): of the header's time in
+  // that year, the one before and the one after, the first from that line
+  // on, but not later than the latest the line can have been written (the
+  // guess's bound, or the dated line itself when the file's mtime is older
+  // than what it says: a copied file), so a log mixing dated and yearless
+  // lines keeps one calendar. Still a guess of the year, counted as the
+  // guess's fallback.
+  if (reference_cache.valid && SameCivil(reference_cache.t, t) &&
+      reference_cache.offset == offset && reference_cache.dated_us == source_dated_time &&
+      reference_cache.guess == guess) {
+    return reference_cache.result;
+  }
+  int64_t candidates[3];
+  NearestYearCandidates(t, LocalDayOf(source_dated_time, offset), offset, candidates);
+  const int64_t bound = std::max(guess, source_dated_time + kYearGuessZoneSlackUs);
+  // A log goes forward: the first candidate from the dated line on (less
+  // the zone slack), else the nearest before it.
+  const int64_t from = source_dated_time - kYearGuessZoneSlackUs;
+  int64_t best = guess;
+  bool found = false, forward = false;
+  for (const int64_t c : candidates) {
+    if (c > bound) continue;
+    const bool ahead = c >= from;
+    const bool better =
+        !found || (ahead && (!forward || c < best)) || (!ahead && !forward && c > best);
+    if (better) {
+      best = c;
+      found = true;
+      forward = ahead;
+    }
+  }
+  reference_cache = {true, t, offset, source_dated_time, guess, best};
+  return best;
+}
+
+int64_t SourceParser::Impl::GuessedYearTime(const CivilTime& t, int32_t offset,
+                                            std::optional<TimeFallback>* guessed) {
+  // The result depends on t, offset, the options and, live, on the wall
+  // clock only through the year: it holds until changes_at_us.
   if (guess_cache.valid && SameCivil(guess_cache.t, t) && guess_cache.offset == offset &&
       (options.wall_clock == nullptr || options.wall_clock() < guess_cache.changes_at_us)) {
     *guessed = guess_cache.fallback;
@@ -300,7 +341,11 @@ bool SourceParser::Impl::SkipQuietLine(const EnvelopeRecord& rec) {
   // What Process leaves for the line: the times, and no rank for raw lines
   // to follow unless its header named one.
   if (guessed) events.TimeGuessed(*guessed);
-  if (t->has_time || rec.has_time) SetTime(t->worker->id, time_us, true);
+  if (t->has_time || rec.has_time) {
+    SetTime(
+        t->worker->id, time_us, true,
+        (t->has_time && t->time.year != 0) || (rec.has_time && rec.year == EnvelopeYear::kKnown));
+  }
   header_worker = t->names_worker ? t->worker : nullptr;
   return true;
 }
@@ -457,7 +502,9 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     time_read = time_us != 0;
   }
   if (header.has_time || rec.has_time) {
-    SetTime(worker->id, time_us, true);
+    SetTime(worker->id, time_us, true,
+            (header.has_time && header.time.year != 0) ||
+                (rec.has_time && rec.year == EnvelopeYear::kKnown));
   }
 
   LearnRank(worker, header.location, header.message);

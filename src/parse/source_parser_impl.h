@@ -76,6 +76,8 @@ struct SourceParser::Impl {
   static void IndexKey(std::string_view name, int32_t pid, std::string_view ip, std::string* out);
   int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec,
                      std::optional<TimeFallback>* guessed);
+  // The year guessed from the file's mtime or the clock (GuessedHeaderTime).
+  int64_t GuessedYearTime(const CivilTime& t, int32_t offset, std::optional<TimeFallback>* guessed);
 
   const uint32_t source_id;
   const std::string source_name;
@@ -110,6 +112,10 @@ struct SourceParser::Impl {
   std::unordered_map<std::string, WorkerInfo*, StringHash, std::equal_to<>> index;
   std::vector<int64_t> last_time;  // per WorkerInfo::id
   int64_t source_last_time = kNoTime;
+  // The time of the source's latest line that gave its year (a full date in
+  // its header, or an envelope's): what a header without a year is dated
+  // near (HeaderTime).
+  int64_t source_dated_time = kNoTime;
   // The changes of those times since a line the pipeline may still read
   // again (ForgetTimesBefore), so SaveState can give the times a restart at
   // that line must start from: the same untimed lines then get the same
@@ -119,38 +125,48 @@ struct SourceParser::Impl {
     uint32_t worker;
     int64_t time;
     bool source;  // source_last_time set too
+    bool dated;   // source_dated_time set too
+  };
+  struct Times {
+    std::vector<int64_t> last;
+    int64_t source = kNoTime;
+    int64_t dated = kNoTime;
   };
   std::deque<TimeChange> time_changes;
-  std::vector<int64_t> base_last_time;
-  int64_t base_source_last_time = kNoTime;
+  Times base_times;
 
-  void SetTime(uint32_t worker, int64_t time_us, bool source) {
+  void SetTime(uint32_t worker, int64_t time_us, bool source, bool dated = false) {
     if (worker >= last_time.size()) last_time.resize(worker + 1, kNoTime);
-    if (last_time[worker] == time_us && (!source || source_last_time == time_us)) return;
+    if (last_time[worker] == time_us && (!source || source_last_time == time_us) &&
+        (!dated || source_dated_time == time_us)) {
+      return;
+    }
     last_time[worker] = time_us;
     if (source) source_last_time = time_us;
-    time_changes.push_back({line_number, worker, time_us, source});
+    if (dated) source_dated_time = time_us;
+    time_changes.push_back({line_number, worker, time_us, source, dated});
     if (time_changes.size() > kMaxTimeChanges)
       ForgetTimesBefore(time_changes[kMaxTimeChanges / 2].line);
   }
   void ForgetTimesBefore(uint64_t line) {
     while (!time_changes.empty() && time_changes.front().line <= line) {
-      Apply(time_changes.front(), &base_last_time, &base_source_last_time);
+      Apply(time_changes.front(), &base_times);
       time_changes.pop_front();
     }
   }
-  static void Apply(const TimeChange& c, std::vector<int64_t>* times, int64_t* source_time) {
-    if (c.worker >= times->size()) times->resize(c.worker + 1, kNoTime);
-    (*times)[c.worker] = c.time;
-    if (c.source) *source_time = c.time;
+  static void Apply(const TimeChange& c, Times* times) {
+    if (c.worker >= times->last.size()) times->last.resize(c.worker + 1, kNoTime);
+    times->last[c.worker] = c.time;
+    if (c.source) times->source = c.time;
+    if (c.dated) times->dated = c.time;
   }
-  void TimesAt(uint64_t line, std::vector<int64_t>* times, int64_t* source_time) const {
-    *times = base_last_time;
-    *source_time = base_source_last_time;
+  Times TimesAt(uint64_t line) const {
+    Times times = base_times;
     for (const TimeChange& c : time_changes) {
       if (c.line > line) break;
-      Apply(c, times, source_time);
+      Apply(c, &times);
     }
+    return times;
   }
   // HeaderTime of the previous header (most lines repeat its second).
   struct {
@@ -166,6 +182,15 @@ struct SourceParser::Impl {
     int32_t offset = 0;
     int64_t candidates[3] = {0, 0, 0};  // the envelope's local year, the one before, after
   } envelope_cache;
+  // HeaderTime of a header without a year in a source that gave its year.
+  struct {
+    bool valid = false;
+    CivilTime t;
+    int32_t offset = 0;
+    int64_t dated_us = 0;  // source_dated_time
+    int64_t guess = 0;     // the guessed year's time it is bounded by
+    int64_t result = 0;
+  } reference_cache;
   struct {
     bool valid = false;
     CivilTime t;

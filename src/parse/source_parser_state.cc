@@ -11,9 +11,8 @@ namespace fingerprintd::parse {
 
 std::string SourceParser::SaveState(uint64_t safe_line) const {
   const Impl& p = *impl_;
-  std::vector<int64_t> times;
-  int64_t source_time;
-  p.TimesAt(safe_line, &times, &source_time);
+  const Impl::Times at = p.TimesAt(safe_line);
+  const std::vector<int64_t>& times = at.last;
   nlohmann::json workers = nlohmann::json::array();
   for (size_t i = 0; i < p.workers.size(); ++i) {
     const WorkerInfo& w = p.workers.Get(static_cast<uint32_t>(i));
@@ -29,7 +28,7 @@ std::string SourceParser::SaveState(uint64_t safe_line) const {
                        {"rank", w.rank},
                        {"time", time}});
   }
-  return nlohmann::json{{"workers", workers}, {"time", source_time}}.dump();
+  return nlohmann::json{{"workers", workers}, {"time", at.source}, {"dated_time", at.dated}}.dump();
 }
 
 Status SourceParser::RestoreState(const std::string& state) {
@@ -40,6 +39,7 @@ Status SourceParser::RestoreState(const std::string& state) {
   std::vector<WorkerInfo> workers;
   std::vector<int64_t> times;
   int64_t source_time = kNoTime;
+  int64_t dated_time = kNoTime;
   try {
     const nlohmann::json js = nlohmann::json::parse(state);
     for (const nlohmann::json& jw : js.at("workers")) {
@@ -61,6 +61,7 @@ Status SourceParser::RestoreState(const std::string& state) {
       times.push_back(jw.at("time").get<int64_t>());
     }
     source_time = js.at("time").get<int64_t>();
+    dated_time = js.value("dated_time", kNoTime);  // absent in older states
   } catch (const nlohmann::json::exception& e) {
     return DataLossError(std::string("parser state: ") + e.what());
   }
@@ -87,8 +88,8 @@ Status SourceParser::RestoreState(const std::string& state) {
   p.last_time = std::move(times);
   p.last_time.resize(p.workers.size(), kNoTime);
   p.source_last_time = source_time;
-  p.base_last_time = p.last_time;
-  p.base_source_last_time = source_time;
+  p.source_dated_time = dated_time;
+  p.base_times = {p.last_time, source_time, dated_time};
   return OkStatus();
 }
 

@@ -89,5 +89,22 @@ TEST_F(YearClockTest, NewYearAcrossARunningDaemonDatesJanuaryJournaldLinesInTheN
             Utc(2026, 1, 1, 0, 0, 2));
 }
 
+TEST_F(YearClockTest, YearlessLinesAfterADatedLineKeepItsYearNotTheClocks) {
+  Register(Envelope::kPlain);
+  // A copied log read a year and a half later: before any dated line the
+  // clock's year; after Ray's full date, that year, for the yearless lines
+  // of the same moments.
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 0, 0, 0), "INFO 04-25 05:13:44 [utils.py:299] start"),
+            Utc(2026, 4, 25, 5, 13, 44));
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 0, 0, 1), "2025-04-25 05:13:51,243\tINFO worker.py:1 -- Ray"),
+            Utc(2025, 4, 25, 5, 13, 51) + 243'000);
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 0, 0, 2), "ERROR 04-25 05:14:10 [core.py:1] failed"),
+            Utc(2025, 4, 25, 5, 14, 10));
+  // A log goes forward from its dated line: December after that April is
+  // the same year's, never one the clock or the file could not have seen.
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 0, 0, 3), "INFO 12-30 10:00:00 [core.py:1] late in the year"),
+            Utc(2025, 12, 30, 10, 0, 0));
+}
+
 }  // namespace
 }  // namespace fingerprintd::parse

@@ -30,8 +30,9 @@ struct ExceptionBlock {
   bool has_header = false;  // a "Traceback (most recent call last):" line opened it
 
   // Where the exception was raised: the innermost frame that is not a
-  // pass-through of the interpreter or of torch (the Python standard library,
-  // `<frozen ...>`, torch's module call and no-grad wrappers), so that a
+  // pass-through of the interpreter, torch or pydantic (the Python standard
+  // library, `<frozen ...>`, torch's module call and no-grad wrappers,
+  // pydantic's validators around a config class), so that a
   // `TypeError` from calling a layer with the wrong arguments is placed in
   // the engine or model code that made the call. nullptr without frames.
   const Frame* RaiseSite() const;

@@ -30,6 +30,10 @@ bool IsPassThroughFrame(const Frame& frame) {
   const bool packages = f.find("-packages/") != std::string::npos;
   // CPython's own library: ".../lib/python3.12/functools.py", not its site-packages.
   if (!packages && f.find("/lib/python3") != std::string::npos) return true;
+  // pydantic's validators wrap a config class's own checks
+  if (f.find("/pydantic/") != std::string::npos || f.find("/pydantic_core/") != std::string::npos) {
+    return true;
+  }
   static constexpr std::string_view kTorchWrappers[] = {
       "torch/nn/modules/module.py", "torch/utils/_contextlib.py", "torch/_compile.py",
       "torch/_dynamo/eval_frame.py", "torch/_ops.py"};

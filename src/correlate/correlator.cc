@@ -231,7 +231,12 @@ bool Correlator::Impl::Suppressed(const OpenIncident& inc) const {
   if (strength == kStrongest) return false;
   for (const auto& other : open) {
     if (other.get() == &inc || other->deployment != inc.deployment) continue;
-    if (Strength(*other) <= strength) continue;
+    // Two families (or two catch-alls) of one class read the same failure:
+    // one incident, the earlier one's (then by place, then by id).
+    const bool same_class_family = strength <= 1 && Strength(*other) == strength &&
+                                   other->rule->rule_class == inc.rule->rule_class &&
+                                   FamilyPreferred(*other, inc);
+    if (Strength(*other) <= strength && !same_class_family) continue;
     int64_t w = std::max(Window(*inc.rule), Window(*other->rule));
     if (inc.id_time_us == 0 || other->id_time_us == 0 ||
         (other->last_seen_us >= inc.id_time_us - w && other->id_time_us <= inc.last_seen_us + w)) {
@@ -239,6 +244,17 @@ bool Correlator::Impl::Suppressed(const OpenIncident& inc) const {
     }
   }
   return false;
+}
+
+bool Correlator::Impl::FamilyPreferred(const OpenIncident& a, const OpenIncident& b) {
+  if (a.id_time_us != 0 && b.id_time_us != 0 && a.id_time_us != b.id_time_us) {
+    return a.id_time_us < b.id_time_us;
+  }
+  // The place a failure was raised is firmer evidence than its words.
+  const bool a_place = a.rule->traceback && a.rule->traceback->raised_in;
+  const bool b_place = b.rule->traceback && b.rule->traceback->raised_in;
+  if (a_place != b_place) return a_place;
+  return a.rule->id < b.rule->id;
 }
 
 void Correlator::Impl::Emit(OpenIncident& inc) {

@@ -139,6 +139,9 @@ struct Correlator::Impl {
   }
 
   bool Suppressed(const OpenIncident& inc) const;
+  // Of two family (or fallback) incidents of one class, whether `a` is the
+  // one reported.
+  static bool FamilyPreferred(const OpenIncident& a, const OpenIncident& b);
 
   void Emit(OpenIncident& inc);
 

@@ -117,9 +117,11 @@ void RuleEngine::Impl::OnRecord(const LogRecord& record) {
 
 void RuleEngine::Impl::NoteHealthy(const LogRecord& record) {
   if (!record.headered || record.level == Level::kUnknown || record.level > Level::kInfo) return;
+  // No sign of health: a process shutting down, or NCCL's error-return trace
+  // ("NCCL INFO init.cc:1397 -> 1").
   static const RE2 kShutdown(
       R"((?i)shut\s*down|shutting|terminat|exit|stopp|killed|died|dead|abort|clean\s*up|)"
-      R"(sigquit|sigterm|signal|finished server process|waiting for)");
+      R"(sigquit|sigterm|signal|finished server process|waiting for|-> [1-9]\d*$)");
   if (RE2::PartialMatch(record.message, kShutdown)) return;
   if (last_exception && record.line_number > last_exception->tb.last_line) last_exception.reset();
   // The process went on after a family finding on a message line: a notice

@@ -232,11 +232,14 @@ bool Correlator::Impl::Suppressed(const OpenIncident& inc) const {
   for (const auto& other : open) {
     if (other.get() == &inc || other->deployment != inc.deployment) continue;
     // Two families (or two catch-alls) of one class read the same failure:
-    // one incident, the earlier one's (then by place, then by id).
-    const bool same_class_family = strength <= 1 && Strength(*other) == strength &&
-                                   other->rule->rule_class == inc.rule->rule_class &&
-                                   FamilyPreferred(*other, inc);
-    if (Strength(*other) <= strength && !same_class_family) continue;
+    // one incident, the earlier one's (then by place, then by id). Two
+    // families of different classes that read the very same symptom line:
+    // one incident too, the one FamilyPreferred names.
+    const bool peer = strength <= 1 && Strength(*other) == strength &&
+                      (other->rule->rule_class == inc.rule->rule_class ||
+                       (strength == 1 && SameSymptom(*other, inc))) &&
+                      FamilyPreferred(*other, inc);
+    if (Strength(*other) <= strength && !peer) continue;
     int64_t w = std::max(Window(*inc.rule), Window(*other->rule));
     if (inc.id_time_us == 0 || other->id_time_us == 0 ||
         (other->last_seen_us >= inc.id_time_us - w && other->id_time_us <= inc.last_seen_us + w)) {
@@ -246,7 +249,34 @@ bool Correlator::Impl::Suppressed(const OpenIncident& inc) const {
   return false;
 }
 
+bool Correlator::Impl::SameSymptom(const OpenIncident& a, const OpenIncident& b) {
+  auto lines = [](const OpenIncident& inc) {
+    std::set<std::pair<uint32_t, uint64_t>> out;
+    auto add = [&](const RuleHit& h) {
+      for (const rules::EvidenceLine& e : h.stages) {
+        if (e.stage == h.rule->stages[h.rule->symptom_stage].id) out.insert({e.source_id, e.line});
+      }
+    };
+    for (const WorkerHits& w : inc.workers) {
+      for (const RuleHit& h : w.hits) add(h);
+    }
+    for (const RuleHit& h : inc.reraises) add(h);
+    return out;
+  };
+  const auto la = lines(a);
+  for (const auto& l : lines(b)) {
+    if (la.count(l) != 0) return true;
+  }
+  return false;
+}
+
 bool Correlator::Impl::FamilyPreferred(const OpenIncident& a, const OpenIncident& b) {
+  // Of one failure read by families of two classes, the GPU the words name
+  // is the firmer evidence: hardware_support's vocabulary needs an
+  // architecture, a capability or the driver's words for a missing kernel.
+  const bool a_hw = a.rule->rule_class == "hardware_support";
+  const bool b_hw = b.rule->rule_class == "hardware_support";
+  if (a.rule->rule_class != b.rule->rule_class && a_hw != b_hw) return a_hw;
   if (a.id_time_us != 0 && b.id_time_us != 0 && a.id_time_us != b.id_time_us) {
     return a.id_time_us < b.id_time_us;
   }

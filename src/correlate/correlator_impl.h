@@ -139,7 +139,9 @@ struct Correlator::Impl {
   }
 
   bool Suppressed(const OpenIncident& inc) const;
-  // Of two family (or fallback) incidents of one class, whether `a` is the
+  // Whether two incidents hold a hit on the same symptom line.
+  static bool SameSymptom(const OpenIncident& a, const OpenIncident& b);
+  // Of two family (or fallback) incidents of one failure, whether `a` is the
   // one reported.
   static bool FamilyPreferred(const OpenIncident& a, const OpenIncident& b);
 

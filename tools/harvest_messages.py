@@ -375,6 +375,14 @@ def unescape_c(s: str) -> str:
             .replace("\\'", "'").replace("\\\\", "\\"))
 
 
+def string_end(text: str, i: int) -> int:
+    """text[i] opens a C/C++ string or char literal; returns the index after its closing quote."""
+    c, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != c:
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def strip_cpp_comments(text: str) -> str:
     """Comments -> spaces (newlines kept, so line numbers stay right); strings untouched."""
     out = []
@@ -382,11 +390,9 @@ def strip_cpp_comments(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"' or c == "'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
+            j = string_end(text, i)
+            out.append(text[i:j])
+            i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j < 0 else j
@@ -410,10 +416,7 @@ def balanced_args(text: str, start: int):
     while i < n:
         c = text[i]
         if c == '"' or c == "'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = string_end(text, i)
             continue
         if c in "([{":
             depth += 1

@@ -110,8 +110,8 @@ struct RuleTest {
 // rule's hit is the deployment starting healthy (vLLM's "Application startup
 // complete.", SGLang's ready message, ...): it closes the deployment's open
 // incidents as recovered and never becomes an incident itself. A stop rule's
-// hit is an operator or supervisor stopping the deployment (SIGTERM, Ctrl-C,
-// systemd stopping the unit): for its window, the `consequence` findings that
+// hit is an operator or supervisor stopping the deployment (SIGTERM, Ctrl-C):
+// for its window, the `consequence` findings that
 // follow it (dead-engine errors, dying workers, aborted collectives) are what
 // the stop provoked, not failures.
 enum class RuleKind : uint8_t { kFailure, kReady, kStop };

@@ -93,19 +93,19 @@ bool ParseLevelFirst(std::string_view line, Header* out) {
   }
   if (line[word_end] != ' ') return false;
   size_t pos = word_end + 1;
-  // Rust's tracing (TGI, Dynamo, NIM's router): `LEVEL target::path: msg`, the
-  // time before it taken by the envelope; a level and no time of its own.
-  if (const size_t target_end = RustTargetEnd(line, pos); target_end != 0) {
-    out->kind = HeaderKind::kPaddedLevel;
-    out->level = level;
-    SetMessage(line, word_end, target_end, out);
-    return true;
-  }
   CivilTime t;
   size_t len = ParseMonthDayTime(line.substr(pos), &t);
   // NVIDIA NIM: the same shape with the year, `ERROR 2025-07-21 14:34:24.934 x.py:62] msg`.
   if (len == 0) len = ParseIsoDateTime(line.substr(pos), &t);
   if (len == 0) {
+    // Rust's tracing (TGI, Dynamo, NIM's router): `LEVEL target::path: msg`,
+    // the time before it taken by the envelope; a level and no time of its own.
+    if (const size_t target_end = RustTargetEnd(line, pos); target_end != 0) {
+      out->kind = HeaderKind::kPaddedLevel;
+      out->level = level;
+      SetMessage(line, word_end, target_end, out);
+      return true;
+    }
     // Python logging's `%(levelname)-8s %(message)s` (rich-less servers, launchers):
     // the level padded with at least two spaces so that the message starts at column 9.
     constexpr size_t kPaddedMessageColumn = 9;

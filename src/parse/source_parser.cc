@@ -342,9 +342,7 @@ bool SourceParser::Impl::SkipQuietLine(const EnvelopeRecord& rec) {
   // to follow unless its header named one.
   if (guessed) events.TimeGuessed(*guessed);
   if (t->has_time || rec.has_time) {
-    SetTime(
-        t->worker->id, time_us, true,
-        (t->has_time && t->time.year != 0) || (rec.has_time && rec.year == EnvelopeYear::kKnown));
+    SetTime(t->worker->id, time_us, true, GivesYear(t->has_time ? &t->time : nullptr, rec));
   }
   header_worker = t->names_worker ? t->worker : nullptr;
   return true;
@@ -502,9 +500,7 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
     time_read = time_us != 0;
   }
   if (header.has_time || rec.has_time) {
-    SetTime(worker->id, time_us, true,
-            (header.has_time && header.time.year != 0) ||
-                (rec.has_time && rec.year == EnvelopeYear::kKnown));
+    SetTime(worker->id, time_us, true, GivesYear(header.has_time ? &header.time : nullptr, rec));
   }
 
   LearnRank(worker, header.location, header.message);

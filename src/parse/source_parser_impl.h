@@ -76,6 +76,12 @@ struct SourceParser::Impl {
   static void IndexKey(std::string_view name, int32_t pid, std::string_view ip, std::string* out);
   int64_t HeaderTime(const CivilTime& t, const EnvelopeRecord& rec,
                      std::optional<TimeFallback>* guessed);
+  // Whether a line dated by `header_time` (null: none) in `rec` gave its
+  // year: a full date in its header, or an envelope's known year.
+  static bool GivesYear(const CivilTime* header_time, const EnvelopeRecord& rec) {
+    return (header_time != nullptr && header_time->year != 0) ||
+           (rec.has_time && rec.year == EnvelopeYear::kKnown);
+  }
   // The year guessed from the file's mtime or the clock (GuessedHeaderTime).
   int64_t GuessedYearTime(const CivilTime& t, int32_t offset, std::optional<TimeFallback>* guessed);
 

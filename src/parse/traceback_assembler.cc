@@ -219,8 +219,8 @@ bool TracebackAssembler::ProcessCppLine(Stream& s, const TracebackInput& in, Tra
       f.file.assign(frame.file.data(), frame.file.size());
       f.line = frame.line;
       f.function.assign(frame.function.data(), frame.function.size());
-      const size_t at = std::min(s.cpp_frames_at, block.frames.size());
-      block.frames.insert(block.frames.begin() + static_cast<std::ptrdiff_t>(at), std::move(f));
+      // Printed innermost first: each goes before the ones already read.
+      block.frames.insert(block.frames.begin(), std::move(f));
       ++s.frames;
     }
   } else if (s.cpp) {

@@ -131,7 +131,6 @@ class TracebackAssembler {
     bool may_continue = false;            // the last message line looked cut off
     bool frames_after_exception = false;  // a paste that quotes the error, then its frames
     bool cpp = false;             // a C++ failure record (opened by the terminate handler's line)
-    size_t cpp_frames_at = 0;     // where its backtrace's frames go (printed innermost first)
     Level level = Level::kError;  // level of headerless lines in this traceback
     size_t frames = 0;
     size_t bytes = 0;

@@ -127,7 +127,7 @@ void RuleEngine::Impl::NoteHealthy(const LogRecord& record) {
   // The process went on after a family finding on a message line: a notice
   // it survived (a backend it skipped, an optional import), not its failure.
   std::erase_if(held, [&](const HeldHit& h) {
-    return record.worker != nullptr && h.worker_id == record.worker->id &&
+    return record.worker != nullptr && h.hit.worker.id == record.worker->id &&
            record.line_number > h.at.line + 1;
   });
 }

@@ -138,8 +138,7 @@ struct RuleEngine::Impl {
   // reported with the input's last words (Finish, or Tick once
   // last_words_after_us old).
   struct HeldHit {
-    RuleHit hit;
-    uint32_t worker_id = 0;
+    RuleHit hit;        // hit.worker.id: the stream it waits on
     SourcePosition at;  // the symptom line, kept for LowestNeeded
   };
   std::vector<HeldHit> held;
@@ -427,8 +426,7 @@ struct RuleEngine::Impl {
     }
     if (rule.family && tb == nullptr && block == nullptr && !pending.at_end_of_input &&
         worker != nullptr) {
-      held.push_back(
-          HeldHit{std::move(hit), worker->id, {pending.symptom.offset, pending.symptom.line - 1}});
+      held.push_back(HeldHit{std::move(hit), {pending.symptom.offset, pending.symptom.line - 1}});
     } else if (deciding != nullptr) {
       deciding->push_back(Decided{std::move(hit), frames_cut});
     } else {

@@ -86,9 +86,9 @@ alertmanager:
     e2e.append_golden(GOLDEN)
     e2e.append(HEALTHY_START)
     wait_for("the short-lived incident closed (recovered) while Alertmanager is down",
-             lambda: "closed rule=" + RULE in e2e.procs.log("fingerprintd"), timeout=15)
+             lambda: "closed rule=" + RULE in e2e.procs.log("fingerprintd"), timeout=60)
     wait_for("the daemon to find Alertmanager unreachable",
-             lambda: "unreachable" in e2e.procs.log("fingerprintd"), timeout=15)
+             lambda: "unreachable" in e2e.procs.log("fingerprintd"), timeout=60)
 
     e2e.write("alertmanager.yml", f"""
 route:
@@ -114,7 +114,7 @@ receivers:
                             % status, text or "", re.M)
         return sum(float(c) for c in counts)
     wait_for("the short-lived incident delivered to Alertmanager as resolved",
-             lambda: received("resolved") >= 1, timeout=30)
+             lambda: received("resolved") >= 1, timeout=60)
 
     # The same failure comes back an hour later: a new incident, regressed from the first.
     e2e.append(shifted(GOLDEN, 1))
@@ -125,7 +125,7 @@ receivers:
         alerts = [a for a in our_alerts(get_json(f"{api}/alerts"))
                   if a["status"]["state"] == "active"]
         return alerts[0] if alerts else None
-    alert = wait_for("the pushed alert active in Alertmanager", active, timeout=30)
+    alert = wait_for("the pushed alert active in Alertmanager", active, timeout=60)
     labels = alert["labels"]
     for key, value in {"rule": RULE, "class": "hardware_support", "severity": "critical",
                        "confidence": "confirmed", "deployment": DEPLOYMENT,

@@ -141,7 +141,7 @@ class E2e:
             m = re.search(r"http: listening on 127\.0\.0\.1:(\d+)", self.procs.log("fingerprintd"))
             return int(m.group(1)) if m else None
 
-        return wait_for("the daemon's http: listening line", port, timeout=15)
+        return wait_for("the daemon's http: listening line", port, timeout=60)
 
     def daemon_config(self, deployment, extra=""):
         """A config tailing logs/*.log from the beginning as `deployment`,

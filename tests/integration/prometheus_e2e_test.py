@@ -76,18 +76,18 @@ scrape_configs:
             targets = get_json(f"{api}/targets")
             return targets and any(t["health"] == "up"
                                    for t in targets["data"]["activeTargets"])
-        wait_for("Prometheus scraping the daemon (target up)", target_up, timeout=30)
+        wait_for("Prometheus scraping the daemon (target up)", target_up, timeout=60)
 
         e2e.append_golden(GOLDEN)
         wait_for("the 2/2 incident in the daemon's JSONL log",
                  lambda: '"affected":2' in open(e2e.path("incidents.jsonl")).read()
-                 if os.path.exists(e2e.path("incidents.jsonl")) else False, timeout=15)
+                 if os.path.exists(e2e.path("incidents.jsonl")) else False, timeout=60)
 
         def firing():
             e2e.procs.check_running("fingerprintd")
             alerts = get_json(f"{api}/alerts")
             return alerts and hardware_alert(alerts["data"]["alerts"])
-        alert = wait_for("FingerprintdHardwareSupportGap firing in Prometheus", firing, timeout=30)
+        alert = wait_for("FingerprintdHardwareSupportGap firing in Prometheus", firing, timeout=60)
         labels = alert["labels"]
         expected = {"alertname": "FingerprintdHardwareSupportGap", "deployment": DEPLOYMENT,
                     "rule": "deepgemm-unknown-sf-transformation", "class": "hardware_support",
@@ -124,9 +124,9 @@ scrape_configs:
         e2e.append(HEALTHY_START)
         wait_for("the recovered close in the daemon's JSONL log",
                  lambda: '"closed":"recovered"' in open(e2e.path("incidents.jsonl")).read(),
-                 timeout=15)
+                 timeout=60)
         wait_for("FingerprintdHardwareSupportGap resolved in Prometheus",
-                 lambda: not firing(), timeout=30)
+                 lambda: not firing(), timeout=60)
         print(f"alert firing with {labels} past the old close, resolved after the healthy "
               f"start; {len(wanted)} metric names checked on /metrics")
 

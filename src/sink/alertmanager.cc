@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fingerprintd/rules.h"
+#include "sink/metrics.h"
 
 namespace fingerprintd::sink {
 
@@ -191,7 +192,7 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     alert.labels["alertname"] = kAlertName;
     alert.labels["rule"] = incident.rule->id;
     alert.labels["class"] = incident.rule->rule_class;
-    alert.labels["severity"] = std::string(rules::SeverityName(incident.rule->severity));
+    alert.labels["severity"] = std::string(SeverityOf(incident));
     alert.labels["confidence"] = std::string(rules::ConfidenceName(incident.confidence));
     alert.labels["deployment"] = incident.deployment;
     alert.labels["incident_id"] = incident.incident_id;

@@ -12,7 +12,8 @@
 //   (*sink)->Stop();           // on shutdown: timers and the POST in flight cancelled
 //
 // One alert per incident:
-//   labels       alertname="FingerprintdIncident", rule, class, severity,
+//   labels       alertname="FingerprintdIncident", rule, class, severity
+//                (SeverityOf, sink/metrics.h: the same as the metrics'),
 //                confidence, deployment, incident_id, the deployment's source
 //                labels and the configured static labels (these never replace
 //                the ones above);

@@ -35,10 +35,11 @@ Metrics::Metrics(std::string_view version)
                             .Name("fingerprintd_incidents_closed_total")
                             .Help("Incidents closed, by reason (recovered, gone, expired, evicted)")
                             .Register(*registry_)),
-      worker_failures_(BuildGauge()
-                           .Name("fingerprintd_worker_failures")
-                           .Help("1 while the rank belongs to an open incident of the rule")
-                           .Register(*registry_)),
+      worker_failures_(
+          BuildGauge()
+              .Name("fingerprintd_worker_failures")
+              .Help("1 while the rank is in an open incident of the rule (with its severity)")
+              .Register(*registry_)),
       expected_workers_(BuildGauge()
                             .Name("fingerprintd_incident_expected_workers")
                             .Help("Expected workers of the open incident of the rule")
@@ -291,7 +292,7 @@ void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Inci
       occurrences_total_
           .Add({{"rule", incident.rule->id},
                 {"class", incident.rule->rule_class},
-                {"severity", std::string(rules::SeverityName(incident.rule->severity))}})
+                {"severity", std::string(SeverityOf(incident))}})
           .Increment(incident.occurrences - seen);
     }
     seen = std::max(seen, incident.occurrences);
@@ -318,10 +319,12 @@ void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Inci
     expected.Set(incident.expected);
     expected_[incident.incident_id] = &expected;
     std::vector<prometheus::Gauge*>& held = open_[incident.incident_id];
+    const std::string severity(SeverityOf(incident));
     for (const std::string& rank : ranks) {
       prometheus::Gauge& gauge = worker_failures_.Add({{"deployment", deployment},
                                                        {"rule", incident.rule->id},
                                                        {"class", incident.rule->rule_class},
+                                                       {"severity", severity},
                                                        {"rank", rank}});
       if (holders_[&gauge]++ == 0) gauge.Set(1);
       held.push_back(&gauge);

@@ -14,9 +14,11 @@
 // TakeRestoreRereads()). It also counts drops by reason, rule matches by rule
 // and stage, incidents opened by rule/class/severity, rotations, truncations
 // and evictions by what. As an IncidentSink it keeps
-// fingerprintd_worker_failures{deployment,rule,class,rank} at 1 while that
-// rank belongs to an open (opened or updated) incident and sets it back to 0
-// when the incident closes, so Prometheus can sum it across sidecars (a
+// fingerprintd_worker_failures{deployment,rule,class,severity,rank} at 1 while
+// that rank belongs to an open (opened or updated) incident and sets it back
+// to 0 when the incident closes (or when the incident's severity changes: the
+// series of the new one takes over), so Prometheus can sum it across sidecars
+// and page with the incident's own severity (deploy/prometheus/alerts.yml) (a
 // worker the logs never gave a rank counts as rank "unknown-N", N from 0, so
 // the sum is still the number of failed workers); beside it
 // fingerprintd_incident_expected_workers{deployment,rule} is the incident's
@@ -56,10 +58,18 @@
 
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
+#include "fingerprintd/rules.h"
 
 namespace fingerprintd::sink {
 
 inline constexpr size_t kMaxLabelValues = 10'000;
+
+// The severity every output gives an incident: the `severity` label of its
+// metrics here and of its pushed alert (sink/alertmanager.h), so the Prometheus
+// alerts, which take theirs from the metric, say the same. Its rule's today.
+inline std::string_view SeverityOf(const correlate::Incident& incident) {
+  return rules::SeverityName(incident.rule->severity);
+}
 
 class Metrics final : public PipelineEvents, public correlate::IncidentSink {
  public:
@@ -198,7 +208,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::vector<std::pair<std::string, uint64_t>> restore_rereads_;  // until taken
   std::set<std::string> deployments_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
-  // Ranks each incident holds at 1: (deployment, rule, class, rank) labels.
+  // Ranks each incident holds at 1: (deployment, rule, class, severity, rank) labels.
   std::map<std::string, std::vector<prometheus::Gauge*>> open_;
   // fingerprintd_incident_expected_workers series each open incident sets, by id.
   std::map<std::string, prometheus::Gauge*> expected_;

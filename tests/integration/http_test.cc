@@ -13,10 +13,10 @@ using ::testing::HasSubstr;
 
 constexpr char kRank0[] =
     "fingerprintd_worker_failures{class=\"hardware_support\",deployment=\"qwen3\",rank=\"0\","
-    "rule=\"deepgemm-unknown-sf-transformation\"} 1";
+    "rule=\"deepgemm-unknown-sf-transformation\",severity=\"critical\"} 1";
 constexpr char kRank1[] =
     "fingerprintd_worker_failures{class=\"hardware_support\",deployment=\"qwen3\",rank=\"1\","
-    "rule=\"deepgemm-unknown-sf-transformation\"} 1";
+    "rule=\"deepgemm-unknown-sf-transformation\",severity=\"critical\"} 1";
 
 class HttpTest : public RunFixture {
  protected:

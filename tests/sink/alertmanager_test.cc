@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 
+#include "sink/metrics.h"
 #include "testing/counting_events.h"
 #include "testing/incident_builder.h"
 #include "testing/replay_harness.h"
@@ -476,6 +477,29 @@ TEST_F(AlertmanagerSinkTest, AfterStopNothingIsSent) {
   RunFor(std::chrono::milliseconds(100));
   EXPECT_EQ(am.requests.size(), 1u);
   EXPECT_EQ(sink->stats().queued, 0u);
+}
+
+// Issue 41: the out-of-memory incident (rule cuda-out-of-memory, class
+// resource, severity error) was `error` when pushed and `critical` in the
+// Prometheus alerts. The alerts over the metrics now take the metric's
+// severity label, and both sinks name the incident's severity (SeverityOf).
+TEST_F(AlertmanagerSinkTest, TheAlertsSeverityIsTheIncidentsAndTheSameAsTheMetrics) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url());
+  correlate::Incident oom = testing::IncidentOfRule("cuda-out-of-memory", "inc-oom", "ds-v3");
+  oom.ranks = {0};
+  oom.affected = 1;
+  oom.first_seen_us = kFirstSeen;
+  ASSERT_EQ(oom.rule->severity, rules::Severity::kError);
+  sink->OnIncident(correlate::IncidentChange::kOpened, oom);
+  Metrics metrics("1");
+  metrics.OnIncident(correlate::IncidentChange::kOpened, oom);
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  EXPECT_EQ(SeverityOf(oom), "error");
+  EXPECT_EQ(am.requests[0].body[0]["labels"]["severity"], "error");
+  EXPECT_THAT(metrics.Serialize(0),
+              HasSubstr(R"(fingerprintd_worker_failures{class="resource",deployment="ds-v3",)"
+                        R"(rank="0",rule="cuda-out-of-memory",severity="error"} 1)"));
 }
 
 // The sink reads the time its caller gives it (the daemon's one wall clock),

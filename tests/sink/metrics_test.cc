@@ -47,7 +47,7 @@ TEST(MetricsTest, AWorkerFailureIsOneWhileItsIncidentIsOpenAndZeroOnceItCloses) 
   Metrics metrics("1");
   const std::string rank1 =
       R"(fingerprintd_worker_failures{class="hardware_support",deployment="qwen3",rank="1",)"
-      R"(rule="deepgemm-unknown-sf-transformation"})";
+      R"(rule="deepgemm-unknown-sf-transformation",severity="critical"})";
   metrics.OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-a", {0}));
   EXPECT_THAT(metrics.Serialize(0), Not(HasSubstr(rank1)));
   metrics.OnIncident(correlate::IncidentChange::kUpdated, IncidentOf("inc-a", {0, 1}));
@@ -66,7 +66,7 @@ TEST(MetricsTest, ACrashLoopStaysOneWhileItsOccurrencesAreCountedAndTheCloseByIt
   Metrics metrics("1");
   const std::string rank0 =
       R"(fingerprintd_worker_failures{class="hardware_support",deployment="qwen3",rank="0",)"
-      R"(rule="deepgemm-unknown-sf-transformation"})";
+      R"(rule="deepgemm-unknown-sf-transformation",severity="critical"})";
   correlate::Incident incident = IncidentOf("inc-loop", {0});
   metrics.OnIncident(correlate::IncidentChange::kOpened, incident);
   for (int occurrence = 2; occurrence <= 5; ++occurrence) {

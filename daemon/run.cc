@@ -155,8 +155,14 @@ class Daemon {
     fanout_.Add(jsonl_.get(), /*mirrors_open=*/false);
     fanout_.Add(&metrics_);
     fanout_.Add(&incidents_);
+    metrics_.SetRulesLoaded(rules_->rules().size());
+    if (Status s = StartHttp(); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return kExitUsage;
+    }
     // Alertmanager push (optional, sink/alertmanager.h): lives until Run()
     // returns, so it stops with the io_context; a url change needs a restart.
+    // Made once HTTP is bound: its alerts' generatorURL names that address.
     std::unique_ptr<sink::AlertmanagerSink> alertmanager;
     if (!config_.alertmanager.url.empty()) {
       sink::AlertmanagerOptions options;
@@ -166,6 +172,12 @@ class Daemon {
       options.resend_interval_us = config_.alertmanager.resend_interval_us;
       options.timeout_us = config_.alertmanager.timeout_us;
       options.queue_size = config_.alertmanager.queue_size;
+      options.generator_url_base = config_.alertmanager.generator_url_base;
+      if (options.generator_url_base.empty()) {
+        char host[256] = {};
+        if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+        options.generator_url_base = sink::DefaultGeneratorUrlBase(http_->local_address(), host);
+      }
       options.log = [](std::string_view line) { spdlog::warn("{}", line); };
       auto created = sink::AlertmanagerSink::Create(io_, std::move(options), metrics_);
       if (!created.ok()) {
@@ -176,11 +188,6 @@ class Daemon {
       fanout_.Add(alertmanager.get());
       alertmanager->Start();
       spdlog::info("alertmanager: pushing incidents to {}", config_.alertmanager.url);
-    }
-    metrics_.SetRulesLoaded(rules_->rules().size());
-    if (Status s = StartHttp(); !s.ok()) {
-      spdlog::error("{}", s.message());
-      return kExitUsage;
     }
     std::optional<source::Checkpoint> checkpoint;
     if (!config_.checkpoint_dir.empty()) {

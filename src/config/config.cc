@@ -13,6 +13,7 @@
 #include "common/yaml_strict.h"
 #include "fingerprintd/source.h"
 #include "http/http_server.h"
+#include "sink/alertmanager.h"
 #include "source/socket_framing.h"
 
 namespace fingerprintd::config {
@@ -362,7 +363,8 @@ void ParseLimits(Errors& e, const YAML::Node& root, LimitsConfig* out) {
 void ParseAlertmanager(Errors& e, const YAML::Node& root, AlertmanagerConfig* out) {
   YAML::Node node;
   ParseSection(e, root, "alertmanager",
-               {"url", "labels", "resend_interval", "timeout", "queue_size"}, &node);
+               {"url", "labels", "resend_interval", "timeout", "queue_size", "generator_url_base"},
+               &node);
   if (!node.IsMap()) return;
   const std::string w = "alertmanager";
   if (e.Add(GetString(e.format, node, w, "url", true, &out->url))) {
@@ -381,6 +383,15 @@ void ParseAlertmanager(Errors& e, const YAML::Node& root, AlertmanagerConfig* ou
   e.Add(GetDuration(e.format, node, w, "resend_interval", &out->resend_interval_us));
   e.Add(GetDuration(e.format, node, w, "timeout", &out->timeout_us));
   GetPositive(e, node, w, "queue_size", 1'000'000, &out->queue_size);
+  if (e.Add(GetString(e.format, node, w, "generator_url_base", false, &out->generator_url_base)) &&
+      node["generator_url_base"]) {
+    auto base = sink::ParseGeneratorUrlBase(out->generator_url_base);
+    if (base.ok()) {
+      out->generator_url_base = std::move(*base);
+    } else {
+      e.At(node["generator_url_base"], "alertmanager.generator_url_base", base.status().message());
+    }
+  }
 }
 
 void ParseHttp(Errors& e, const YAML::Node& root, DaemonConfig* out) {

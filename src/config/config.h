@@ -64,6 +64,11 @@
 //     resend_interval: 1m                  # open incidents are re-sent this often
 //     timeout: 10s                         # one POST, connect to reply
 //     queue_size: 1000                     # alerts waiting while it is down (oldest dropped)
+//     generator_url_base: http://node-a:9464   # the daemon as the alerts' readers reach it:
+//                                          # each alert's generatorURL is
+//                                          # <it>/incidents?deployment=D; default:
+//                                          # http://<http.listen as bound>, a wildcard
+//                                          # host replaced by the host name
 //   correlation: {window: 120s}            # default: each rule's own window
 //   log: {level: info, format: text}       # stderr; level trace..error, format text | json
 //   tailer:
@@ -169,6 +174,7 @@ struct AlertmanagerConfig {
   int64_t resend_interval_us = 60'000'000;
   int64_t timeout_us = 10'000'000;
   uint64_t queue_size = 1000;
+  std::string generator_url_base;  // "" = from http.listen (sink/alertmanager.h)
 };
 
 // `limits:`; defaults are Pipeline::Options' and SourceLimits'.

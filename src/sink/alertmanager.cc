@@ -4,9 +4,13 @@
 // tcp_stream, one connection per POST (at most one a resend interval).
 #include "sink/alertmanager.h"
 
+#include <re2/re2.h>
+
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <chrono>
 #include <list>
 #include <nlohmann/json.hpp>
@@ -49,13 +53,63 @@ std::string WorkersText(const correlate::Incident& incident) {
   return text;
 }
 
+// RFC 3986 unreserved characters stay, every other byte is %XX.
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+int64_t OpenAlertLifetimeUs(int64_t resend_interval_us) {
+  return std::max(4 * resend_interval_us, kMinOpenAlertLifetimeUs);
+}
+
+StatusOr<std::string> ParseGeneratorUrlBase(std::string_view url) {
+  static const RE2 kBase(
+      R"(https?://(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?(?:/[^\s?#]*)?)");
+  std::string port;
+  if (!RE2::FullMatch(url, kBase, &port)) {
+    return InvalidArgumentError(
+        "expected http(s)://host[:port][/path] with no query or fragment, got '" +
+        std::string(url) + "'");
+  }
+  if (!port.empty() && (std::stoi(port) == 0 || std::stoi(port) > 65535)) {
+    return InvalidArgumentError("port out of range in '" + std::string(url) + "'");
+  }
+  std::string base(url);
+  while (base.ends_with("/")) base.pop_back();
+  return base;
+}
+
+std::string DefaultGeneratorUrlBase(std::string_view listen_address, std::string_view host_name) {
+  const size_t colon = listen_address.rfind(':');
+  std::string_view host = listen_address.substr(0, colon);
+  std::string_view port = colon == std::string_view::npos ? "" : listen_address.substr(colon);
+  if ((host == "0.0.0.0" || host == "[::]") && !host_name.empty()) host = host_name;
+  return "http://" + std::string(host) + std::string(port);
+}
+
+std::string IncidentUrl(std::string_view base, const correlate::Incident& incident) {
+  return std::string(base) + "/incidents?deployment=" + PercentEncode(incident.deployment);
+}
 
 // One queued alert; rendered to JSON when sent, so endsAt is fresh.
 struct PendingAlert {
   std::string incident_id;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
+  std::string generator_url;  // "" = none
   int64_t starts_at_us = 0;
   int64_t ends_at_us = 0;  // 0 while open
   bool resend = false;     // a resend from the open set (not queued, never evicted)
@@ -200,6 +254,9 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     alert.annotations["description"] = incident.explanation;
     alert.annotations["remediation"] = Join(incident.remediation, "\n");
     alert.annotations["workers"] = WorkersText(incident);
+    if (!options_.generator_url_base.empty()) {
+      alert.generator_url = IncidentUrl(options_.generator_url_base, incident);
+    }
     alert.starts_at_us = std::min(incident.first_seen_us, options_.now_us());
     if (alert.starts_at_us <= 0) alert.starts_at_us = options_.now_us();
     return alert;
@@ -263,12 +320,14 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     int64_t now = options_.now_us();
     nlohmann::json alerts = nlohmann::json::array();
     for (const PendingAlert& alert : batch) {
-      int64_t ends =
-          alert.ends_at_us != 0 ? alert.ends_at_us : now + 4 * options_.resend_interval_us;
-      alerts.push_back({{"labels", alert.labels},
-                        {"annotations", alert.annotations},
-                        {"startsAt", correlate::FormatRfc3339(alert.starts_at_us)},
-                        {"endsAt", correlate::FormatRfc3339(ends)}});
+      int64_t ends = alert.ends_at_us != 0 ? alert.ends_at_us
+                                           : now + OpenAlertLifetimeUs(options_.resend_interval_us);
+      nlohmann::json json = {{"labels", alert.labels},
+                             {"annotations", alert.annotations},
+                             {"startsAt", correlate::FormatRfc3339(alert.starts_at_us)},
+                             {"endsAt", correlate::FormatRfc3339(ends)}};
+      if (!alert.generator_url.empty()) json["generatorURL"] = alert.generator_url;
+      alerts.push_back(std::move(json));
     }
     return alerts.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
@@ -422,6 +481,13 @@ StatusOr<std::unique_ptr<AlertmanagerSink>> AlertmanagerSink::Create(asio::io_co
                                                                      PipelineEvents& events) {
   auto url = ParseHttpUrl(options.url);
   if (!url.ok()) return url.status();
+  if (!options.generator_url_base.empty()) {
+    auto base = ParseGeneratorUrlBase(options.generator_url_base);
+    if (!base.ok()) {
+      return InvalidArgumentError("alertmanager: generator_url_base: " + base.status().message());
+    }
+    options.generator_url_base = std::move(*base);
+  }
   if (!options.now_us) return InvalidArgumentError("alertmanager: no wall clock (now_us)");
   if (options.queue_size == 0 || options.max_batch == 0) {
     return InvalidArgumentError("alertmanager: queue_size and max_batch must be > 0");

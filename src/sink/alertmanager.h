@@ -21,13 +21,23 @@
 //                explanation), remediation (its remedies, one per line),
 //                workers ("2/2 affected, ranks 0,1, identical traceback");
 //   startsAt     the incident's first_seen (never later than now: a guessed
-//                log zone must not make Alertmanager reject the alert);
-//   endsAt       while open: now + 4 resend intervals, recomputed at every
-//                send, so Alertmanager keeps it firing between resends and
-//                resolves it by itself if the daemon disappears (what
-//                Prometheus does for its own alerts); once closed: the close
+//                log zone must not make Alertmanager reject the alert), so
+//                the same after a restart that resumed it from a checkpoint;
+//   endsAt       while open: now + OpenAlertLifetimeUs(resend_interval), the
+//                larger of 4 resend intervals and kMinOpenAlertLifetimeUs,
+//                recomputed at every send. Alertmanager keeps the alert
+//                firing between resends and across a restart of the daemon
+//                (stopped, started again with its checkpoint, which re-sends
+//                every open incident at once), and resolves it by itself only
+//                if the daemon stays away that long. Once closed: the close
 //                time (never before startsAt, never in the future), which
-//                resolves it. No endsAt at or before now is sent otherwise.
+//                resolves it. No endsAt at or before now is sent otherwise:
+//                not at shutdown either (Flush sends what is queued with the
+//                open lifetime; a stop is not a recovery);
+//   generatorURL where the incident is on the daemon:
+//                <generator_url_base>/incidents?deployment=<deployment> (the
+//                deployment's incidents, this one among them; omitted when
+//                generator_url_base is empty).
 // An open incident is sent when opened or updated and again every
 // resend_interval, however long it stays open (a crash loop's occurrences
 // are updates of one alert); a closed one once more with its endsAt (the
@@ -35,6 +45,10 @@
 // Alertmanager was unreachable is still delivered, resolved, with its real
 // startsAt: its close waits in the queue, and at the cap the changes of open
 // incidents (resent anyway) are dropped before any close.
+// After a restart, the daemon hands the sink every open incident its
+// checkpoint resumed (Pipeline::ReportOpenIncidents, as updates): each is sent
+// at once with its original startsAt and labels, so Alertmanager takes it for
+// the alert it still holds (same labels), which never resolved in between.
 // A close of an incident this sink never saw opened (one restored from a
 // checkpoint) is sent too.
 //
@@ -83,9 +97,39 @@ class io_context;
 
 namespace fingerprintd::sink {
 
+// The shortest time an open incident's alert stays firing after its last send:
+// longer than a restart of the daemon (a pod rescheduled, its image pulled,
+// its checkpoint read again) and than FingerprintdDown's `for: 5m`
+// (deploy/prometheus/alerts.yml), so a daemon that stays away is paged about
+// before its alerts resolve by themselves; the same 10 minutes as the
+// `keep_firing_for` of the Prometheus alerts over its metrics.
+inline constexpr int64_t kMinOpenAlertLifetimeUs = 10 * 60'000'000LL;
+
+// endsAt - now for an open incident's alert: 4 resend intervals (three
+// resends may be lost, as Prometheus reckons for its own alerts), at least
+// kMinOpenAlertLifetimeUs.
+int64_t OpenAlertLifetimeUs(int64_t resend_interval_us);
+
+// Checks a generatorURL base (`alertmanager.generator_url_base`):
+// http(s)://host[:port][/path], no query, fragment or space; returns it
+// without a trailing '/'. InvalidArgumentError naming what is wrong.
+StatusOr<std::string> ParseGeneratorUrlBase(std::string_view url);
+
+// The base when none is configured: http://<listen address> as the HTTP
+// server bound it ("127.0.0.1:9464", "[::1]:9464"), a wildcard host
+// ("0.0.0.0", "[::]") replaced by `host_name` (the machine's, or the pod's),
+// which receivers of the alert can at least read.
+std::string DefaultGeneratorUrlBase(std::string_view listen_address, std::string_view host_name);
+
+// The daemon's page of the incident's deployment on `base`:
+// <base>/incidents?deployment=<deployment, percent-encoded>.
+std::string IncidentUrl(std::string_view base, const correlate::Incident& incident);
+
 struct AlertmanagerOptions {
   std::string url;                            // http://host[:port][/prefix]
   std::map<std::string, std::string> labels;  // static labels on every alert
+  // ParseGeneratorUrlBase's form; "" = no generatorURL.
+  std::string generator_url_base;
   int64_t resend_interval_us = 60'000'000;
   int64_t timeout_us = 10'000'000;  // one POST, resolve to reply
   size_t queue_size = 1000;         // alerts waiting; beyond: the oldest dropped
@@ -111,8 +155,9 @@ class AlertmanagerSink final : public correlate::IncidentSink {
     size_t open = 0;            // open incidents being resent
   };
 
-  // Fails on a url ParseHttpUrl (common/http_url.h) rejects, or a zero queue_size,
-  // resend_interval or timeout. `io` and `events` must outlive the sink.
+  // Fails on a url ParseHttpUrl (common/http_url.h) rejects, a generator_url_base
+  // ParseGeneratorUrlBase rejects, or a zero queue_size, resend_interval or
+  // timeout. `io` and `events` must outlive the sink.
   static StatusOr<std::unique_ptr<AlertmanagerSink>> Create(boost::asio::io_context& io,
                                                             AlertmanagerOptions options,
                                                             PipelineEvents& events);
@@ -123,7 +168,8 @@ class AlertmanagerSink final : public correlate::IncidentSink {
   // Arms the resend timer. Alerts queued before Start() wait for it.
   void Start();
   // Cancels the timers and the POST in flight; no callback runs after it and
-  // nothing more is sent (what is queued is abandoned: endsAt resolves it).
+  // nothing more is sent (what is queued is abandoned: the open incidents'
+  // alerts keep the endsAt last sent).
   void Stop();
   // On shutdown (SIGTERM), before Stop(): no more resends, the queued changes
   // (a close above all) are sent, retried with backoff, and `done(left)` runs

@@ -173,6 +173,29 @@ TEST(ConfigTest, AlertmanagerHttpsABuiltInLabelOrAZeroQueueAreErrors) {
               HasSubstr("alertmanager.url: missing required key"));
 }
 
+// The base of each pushed alert's generatorURL: how the alerts' readers reach
+// the daemon (a Service, an ingress); default: http.listen as bound.
+TEST(ConfigTest, AlertmanagerGeneratorUrlBaseIsAnHttpUrlKeptWithoutItsTrailingSlash) {
+  const std::string head = "sources:\n  - {type: file, paths: [x]}\n";
+  auto config = ParseConfig("f.yaml", head +
+                                          "alertmanager: {url: 'http://am', generator_url_base: "
+                                          "'https://fingerprintd.example.org/node-a/'}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->alertmanager.generator_url_base, "https://fingerprintd.example.org/node-a");
+  auto by_default = ParseConfig("f.yaml", head + "alertmanager: {url: 'http://am'}\n");
+  ASSERT_TRUE(by_default.ok()) << by_default.status().message();
+  EXPECT_EQ(by_default->alertmanager.generator_url_base, "");
+  EXPECT_THAT(
+      ErrorOf(head + "alertmanager: {url: 'http://am', generator_url_base: 'node-a:9464'}\n"),
+      HasSubstr("f.yaml:3: alertmanager.generator_url_base: expected "
+                "http(s)://host[:port][/path] with no query or fragment, got 'node-a:9464'"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', generator_url_base: "
+                             "'http://node-a:9464/?x=1'}\n"),
+              HasSubstr("alertmanager.generator_url_base: expected http(s)://host"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', generator_url_base: ''}\n"),
+              HasSubstr("alertmanager.generator_url_base: expected http(s)://host"));
+}
+
 TEST(ConfigTest, MissingSourcesOrPathsAreErrors) {
   EXPECT_THAT(ErrorOf(""), HasSubstr("f.yaml:1: sources: empty config"));
   EXPECT_THAT(ErrorOf("rules: /x\n"), HasSubstr("f.yaml:1: sources: missing required key"));

@@ -146,6 +146,7 @@ class AlertmanagerSinkTest : public ::testing::Test {
     options.backoff_max_us = 80'000;
     options.now_us = [this] { return now_us_; };
     options.log = [this](std::string_view line) { log_.emplace_back(line); };
+    options.generator_url_base = "http://node-a:9464";
     if (tweak) tweak(options);
     auto sink = AlertmanagerSink::Create(io_, options, events_);
     EXPECT_TRUE(sink.ok()) << sink.status().message();
@@ -203,8 +204,10 @@ TEST_F(AlertmanagerSinkTest, AnOpenedIncidentIsPostedWithItsLabelsAnnotationsAnd
             "load a per-tensor FP8 variant\nset VLLM_USE_DEEP_GEMM=0");
   EXPECT_EQ(alert["annotations"]["workers"], "2/2 affected, ranks 0,1, identical traceback");
   EXPECT_EQ(alert["startsAt"], correlate::FormatRfc3339(kFirstSeen));
-  // Firing until four resend intervals from now, unless resent or closed first.
-  EXPECT_EQ(alert["endsAt"], correlate::FormatRfc3339(kNow + 240'000'000));
+  // Firing until 10 minutes from now (four 1-minute resend intervals are
+  // less), unless resent or closed first.
+  EXPECT_EQ(alert["endsAt"], correlate::FormatRfc3339(kNow + kMinOpenAlertLifetimeUs));
+  EXPECT_EQ(alert["generatorURL"], "http://node-a:9464/incidents?deployment=qwen3");
   // Counted once the reply is read (the fake records the request before it answers).
   EXPECT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
 }
@@ -219,7 +222,7 @@ TEST_F(AlertmanagerSinkTest, AnOpenIncidentIsResentEveryIntervalWithItsEndMovedF
   const Json& resent = am.requests.back().body[0];
   EXPECT_EQ(resent["labels"]["incident_id"], "inc-1");
   EXPECT_EQ(resent["startsAt"], correlate::FormatRfc3339(kFirstSeen));
-  EXPECT_EQ(resent["endsAt"], correlate::FormatRfc3339(now_us_ + 200'000));
+  EXPECT_EQ(resent["endsAt"], correlate::FormatRfc3339(now_us_ + kMinOpenAlertLifetimeUs));
   EXPECT_EQ(sink->stats().open, 1u);
 }
 
@@ -479,6 +482,75 @@ TEST_F(AlertmanagerSinkTest, AfterStopNothingIsSent) {
   EXPECT_EQ(sink->stats().queued, 0u);
 }
 
+// Issue 41: an open incident's alert ended four resend intervals after its
+// last send, so a daemon stopped longer than that (a restart with a short
+// resend_interval, a pod rescheduled) had Alertmanager resolve a failure that
+// was still there, and page again once the daemon was back.
+TEST_F(AlertmanagerSinkTest, AnOpenAlertLastsFourResendIntervalsAndNeverLessThanTenMinutes) {
+  EXPECT_EQ(kMinOpenAlertLifetimeUs, 600'000'000);
+  EXPECT_EQ(OpenAlertLifetimeUs(1'000'000), kMinOpenAlertLifetimeUs);
+  EXPECT_EQ(OpenAlertLifetimeUs(60'000'000), kMinOpenAlertLifetimeUs);
+  EXPECT_EQ(OpenAlertLifetimeUs(300'000'000), 1'200'000'000);
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.resend_interval_us = 300'000'000; });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  EXPECT_EQ(am.requests[0].body[0]["endsAt"], correlate::FormatRfc3339(kNow + 1'200'000'000));
+}
+
+// The daemon stopped (SIGTERM: Flush, then the sink is gone) and started
+// again a minute later with its checkpoint: the alert sent last still fires
+// then, and the restored incident (Pipeline::ReportOpenIncidents hands it to
+// the new sink as an update) is sent at once with the same labels and its
+// original startsAt: for Alertmanager, the same alert, never resolved.
+TEST_F(AlertmanagerSinkTest, ARestartResendsTheRestoredIncidentAsTheSameAlertBeforeItsEnd) {
+  FakeAlertmanager am(io_);
+  correlate::Incident incident = IncidentOf("inc-1", {0, 1});
+  incident.revision = 2;
+  auto fast = [](AlertmanagerOptions& o) { o.resend_interval_us = 1'000'000; };
+  {
+    auto before = Make(am.url(), fast);
+    before->OnIncident(correlate::IncidentChange::kOpened, incident);
+    ASSERT_TRUE(RunUntil([&] { return before->stats().sent == 1; }));
+    std::optional<size_t> left;
+    before->Flush([&](size_t n) { left = n; });
+    ASSERT_TRUE(RunUntil([&] { return left.has_value(); }));
+    EXPECT_EQ(*left, 0u);
+  }
+  ASSERT_EQ(am.requests.size(), 1u) << "the stop sent something: " << am.requests.back().body;
+  const Json first = am.requests[0].body[0];
+  now_us_ += 60'000'000;
+  EXPECT_GT(first["endsAt"].get<std::string>(), correlate::FormatRfc3339(now_us_))
+      << "ended while the daemon was away";
+  auto after = Make(am.url(), fast);
+  after->OnIncident(correlate::IncidentChange::kUpdated, incident);
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 2; }));
+  const Json& again = am.requests[1].body[0];
+  EXPECT_EQ(again["labels"], first["labels"]);
+  EXPECT_EQ(again["startsAt"], correlate::FormatRfc3339(kFirstSeen));
+  EXPECT_EQ(again["startsAt"], first["startsAt"]);
+  EXPECT_EQ(again["endsAt"], correlate::FormatRfc3339(now_us_ + kMinOpenAlertLifetimeUs));
+}
+
+// A stop is not a recovery: what SIGTERM flushes of an open incident is its
+// firing state, never an endsAt of now.
+TEST_F(AlertmanagerSinkTest, OnShutdownAQueuedOpenIncidentIsSentStillFiring) {
+  unsigned short port = FreePort(io_);
+  auto sink = Make("http://127.0.0.1:" + std::to_string(port));
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().posts_failed >= 1; }));
+  FakeAlertmanager am(io_, port);
+  now_us_ += 5'000'000;
+  std::optional<size_t> left;
+  sink->Flush([&](size_t n) { left = n; });
+  ASSERT_TRUE(RunUntil([&] { return left.has_value(); }));
+  EXPECT_EQ(*left, 0u);
+  ASSERT_EQ(am.requests.size(), 1u);
+  EXPECT_EQ(am.requests[0].body[0]["labels"]["incident_id"], "inc-1");
+  EXPECT_EQ(am.requests[0].body[0]["endsAt"],
+            correlate::FormatRfc3339(now_us_ + kMinOpenAlertLifetimeUs));
+}
+
 // Issue 41: the out-of-memory incident (rule cuda-out-of-memory, class
 // resource, severity error) was `error` when pushed and `critical` in the
 // Prometheus alerts. The alerts over the metrics now take the metric's
@@ -500,6 +572,72 @@ TEST_F(AlertmanagerSinkTest, TheAlertsSeverityIsTheIncidentsAndTheSameAsTheMetri
   EXPECT_THAT(metrics.Serialize(0),
               HasSubstr(R"(fingerprintd_worker_failures{class="resource",deployment="ds-v3",)"
                         R"(rank="0",rule="cuda-out-of-memory",severity="error"} 1)"));
+}
+
+TEST_F(AlertmanagerSinkTest, EveryAlertPointsAtItsDeploymentsIncidentsOnTheDaemon) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) {
+    o.generator_url_base = "https://fingerprintd.example.org/node-a/";
+  });
+  correlate::Incident incident = IncidentOf("inc-1", {0});
+  incident.deployment = "llm/qwen3 fp8";
+  sink->OnIncident(correlate::IncidentChange::kOpened, incident);
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  incident.closed = correlate::CloseReason::kRecovered;
+  sink->OnIncident(correlate::IncidentChange::kClosed, incident);
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 2; }));
+  for (const Request& r : am.requests) {
+    EXPECT_EQ(r.body[0]["generatorURL"],
+              "https://fingerprintd.example.org/node-a/incidents?deployment=llm%2Fqwen3%20fp8");
+  }
+}
+
+TEST_F(AlertmanagerSinkTest, WithoutAGeneratorUrlBaseNoGeneratorUrlIsSent) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url(), [](AlertmanagerOptions& o) { o.generator_url_base.clear(); });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  EXPECT_FALSE(am.requests[0].body[0].contains("generatorURL")) << am.requests[0].body;
+}
+
+TEST(GeneratorUrlTest, ABaseIsAnHttpOrHttpsUrlWithoutQueryOrFragment) {
+  EXPECT_EQ(*ParseGeneratorUrlBase("http://node-a:9464"), "http://node-a:9464");
+  EXPECT_EQ(*ParseGeneratorUrlBase("https://fp.example.org/node-a/"),
+            "https://fp.example.org/node-a");
+  EXPECT_EQ(*ParseGeneratorUrlBase("http://[fd00::1]:9464/"), "http://[fd00::1]:9464");
+  for (const char* bad : {"", "node-a:9464", "ftp://node-a", "http://", "http://node a",
+                          "http://node-a/?x=1", "http://node-a/#top"}) {
+    auto base = ParseGeneratorUrlBase(bad);
+    ASSERT_FALSE(base.ok()) << bad;
+    EXPECT_THAT(base.status().message(),
+                HasSubstr("expected http(s)://host[:port][/path] with no query or fragment"))
+        << bad;
+  }
+  EXPECT_THAT(ParseGeneratorUrlBase("http://node-a:70000").status().message(),
+              HasSubstr("port out of range in 'http://node-a:70000'"));
+}
+
+TEST(GeneratorUrlTest, TheDefaultIsTheBoundListenAddressWithAWildcardHostNamed) {
+  EXPECT_EQ(DefaultGeneratorUrlBase("127.0.0.1:9464", "node-a"), "http://127.0.0.1:9464");
+  EXPECT_EQ(DefaultGeneratorUrlBase("[::1]:9464", "node-a"), "http://[::1]:9464");
+  EXPECT_EQ(DefaultGeneratorUrlBase("0.0.0.0:9464", "node-a"), "http://node-a:9464");
+  EXPECT_EQ(DefaultGeneratorUrlBase("[::]:9464", "node-a"), "http://node-a:9464");
+  EXPECT_EQ(DefaultGeneratorUrlBase("0.0.0.0:9464", ""), "http://0.0.0.0:9464");
+  // Whatever the host name, the default is a base the sink accepts.
+  EXPECT_TRUE(ParseGeneratorUrlBase(DefaultGeneratorUrlBase("0.0.0.0:9464", "node-a")).ok());
+}
+
+TEST(AlertmanagerOptionsTest, ABadGeneratorUrlBaseIsAnError) {
+  boost::asio::io_context io;
+  testing::CountingEvents events;
+  AlertmanagerOptions options;
+  options.url = "http://127.0.0.1:9093";
+  options.now_us = [] { return kNow; };
+  options.generator_url_base = "node-a:9464";
+  auto sink = AlertmanagerSink::Create(io, options, events);
+  ASSERT_FALSE(sink.ok());
+  EXPECT_THAT(sink.status().message(),
+              HasSubstr("alertmanager: generator_url_base: expected http(s)://host"));
 }
 
 // The sink reads the time its caller gives it (the daemon's one wall clock),

@@ -23,35 +23,18 @@ usage: alertmanager_e2e_test.py FINGERPRINTD ALERTMANAGER SOURCE_DIR
 """
 
 import datetime
-import http.server
-import json
 import os
 import re
 import sys
-import threading
 import time
 
-from prometheus_e2e_support import (HEALTHY_START, E2e, free_port, get, get_json, main, shifted,
-                                    wait_for)
+from prometheus_e2e_support import (HEALTHY_START, E2e, Webhook, free_port, get, get_json, main,
+                                    serve, shifted, wait_for)
 
 FINGERPRINTD, ALERTMANAGER, SOURCE_DIR = sys.argv[1:4]
 GOLDEN = os.path.join(SOURCE_DIR, "tests/golden/vllm_tp2_unknown_sf.log")
 DEPLOYMENT = "qwen3-fp8-rtx5090"
 RULE = "deepgemm-unknown-sf-transformation"
-
-
-class Webhook(http.server.BaseHTTPRequestHandler):
-    """Alertmanager's notifications, kept in `received`."""
-    received = []
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        Webhook.received.append(json.loads(body))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
 
 
 def parse_time(text):
@@ -63,11 +46,10 @@ def our_alerts(alerts):
 
 
 def test():
-    hook = http.server.HTTPServer(("127.0.0.1", 0), Webhook)
-    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    hook, hook_port = serve(Webhook)
     try:
         with E2e("alertmanager-e2e") as e2e:
-            run(e2e, hook.server_address[1])
+            run(e2e, hook_port)
     finally:
         hook.shutdown()
 

@@ -1,11 +1,15 @@
 """Shared pieces of the end-to-end tests against a real Prometheus and a real
-Alertmanager (prometheus_e2e_test.py, alertmanager_e2e_test.py): free ports on
-127.0.0.1, child processes that die with the test (PR_SET_PDEATHSIG) and are
-always stopped, waits that poll with a deadline, and `fingerprintd run` with a
-config in a temp dir. Python standard library only.
+Alertmanager (prometheus_e2e_test.py, alertmanager_e2e_test.py,
+alerting_restart_e2e_test.py): free ports on 127.0.0.1, child processes that
+die with the test (PR_SET_PDEATHSIG) and are always stopped, waits that poll
+with a deadline, `fingerprintd run` with a config in a temp dir, a webhook
+receiver for Alertmanager's notifications and a recorder of what the daemon
+pushes. Python standard library only.
 """
 
 import ctypes
+import datetime
+import http.server
 import json
 import os
 import re
@@ -15,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -130,22 +135,24 @@ class E2e:
         with open(self.path(relative), mode) as f:
             f.write(text)
 
-    def start_daemon(self, binary, config_text):
-        """`fingerprintd run --config` on config_text; returns its HTTP port,
-        read from its `http: listening on 127.0.0.1:PORT` line."""
+    def start_daemon(self, binary, config_text, name="fingerprintd"):
+        """`fingerprintd run --config` on config_text, its output in NAME.log;
+        returns its HTTP port, read from its `http: listening on
+        127.0.0.1:PORT` line."""
         self.write("fingerprintd.yaml", config_text)
-        self.procs.start("fingerprintd", [binary, "run", "--config", self.path("fingerprintd.yaml")])
+        self.procs.start(name, [binary, "run", "--config", self.path("fingerprintd.yaml")])
 
         def port():
-            self.procs.check_running("fingerprintd")
-            m = re.search(r"http: listening on 127\.0\.0\.1:(\d+)", self.procs.log("fingerprintd"))
+            self.procs.check_running(name)
+            m = re.search(r"http: listening on 127\.0\.0\.1:(\d+)", self.procs.log(name))
             return int(m.group(1)) if m else None
 
         return wait_for("the daemon's http: listening line", port, timeout=60)
 
-    def daemon_config(self, deployment, extra=""):
+    def daemon_config(self, deployment, extra="", http_listen="127.0.0.1:0"):
         """A config tailing logs/*.log from the beginning as `deployment`,
-        incidents to incidents.jsonl, HTTP on a free port; `extra` appended."""
+        incidents to incidents.jsonl, HTTP on `http_listen` (a free port by
+        default); `extra` appended."""
         return f"""
 sources:
   - type: file
@@ -153,7 +160,7 @@ sources:
     start_at: beginning
     labels: {{deployment: {deployment}}}
 incidents: {{path: {self.path('incidents.jsonl')}}}
-http: {{listen: 127.0.0.1:0}}
+http: {{listen: {http_listen}}}
 """ + extra
 
     def append_golden(self, golden, name="w.log"):
@@ -165,6 +172,68 @@ http: {{listen: 127.0.0.1:0}}
         """Appends text to logs/NAME."""
         with open(self.path("logs", name), "a", encoding="utf-8") as dst:
             dst.write(text)
+
+
+def serve(handler):
+    """An HTTP server of `handler` on 127.0.0.1:0 in a daemon thread; returns
+    (server, port). server.shutdown() stops it."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, server.server_address[1]
+
+
+class Webhook(http.server.BaseHTTPRequestHandler):
+    """Alertmanager's webhook notifications, kept in `received` (each the
+    notification's JSON: status, alerts with their own status)."""
+    received = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        Webhook.received.append(json.loads(body))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+class AlertRecorder(http.server.BaseHTTPRequestHandler):
+    """Stands between the daemon and Alertmanager: every POST is kept in
+    `posts` as (arrival time in Unix seconds, the JSON body), then forwarded
+    to `upstream` ("http://127.0.0.1:PORT"), whose reply goes back (503 when
+    it does not answer)."""
+    posts = []
+    upstream = ""
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        AlertRecorder.posts.append((time.time(), json.loads(body)))
+        request = urllib.request.Request(AlertRecorder.upstream + self.path, data=body,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as reply:
+                status, text = reply.status, reply.read()
+        except urllib.error.HTTPError as e:
+            status, text = e.code, e.read()
+        except (urllib.error.URLError, OSError) as e:
+            status, text = 503, str(e).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
+
+    def log_message(self, *args):
+        pass
+
+
+def parse_time(text):
+    """RFC 3339 (Alertmanager's and Prometheus' times, fractions of any
+    length) -> Unix seconds."""
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)", text)
+    assert m, f"not an RFC 3339 time: {text!r}"
+    zone = "+00:00" if m.group(3) == "Z" else m.group(3)
+    whole = datetime.datetime.fromisoformat(m.group(1) + zone).timestamp()
+    return whole + (float(m.group(2)) if m.group(2) else 0.0)
 
 
 # uvicorn's line once vLLM's API server serves: the engine is up (a ready rule of the pack).

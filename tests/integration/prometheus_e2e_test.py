@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """End to end: a real Prometheus (1 s scrape and evaluation, temp storage,
-deploy/prometheus/alerts.yml) scrapes a real `fingerprintd run --config`
+deploy/prometheus/alerts.yml with its deployment alerts' keep_firing_for cut
+from 10m to 5s, so that their resolution is seen here; promtool checks the
+10 minutes, alerting_restart_e2e_test.py the restart they carry the alerts
+through) scrapes a real `fingerprintd run --config`
 (http on 127.0.0.1:0, its port read from its log). A TP=2 DeepGEMM `Unknown SF
 transformation` failure is written into a tailed file; the test waits until
 Prometheus's /api/v1/alerts shows FingerprintdHardwareSupportGap firing for the
@@ -56,11 +59,15 @@ def test():
         assert status == 200, f"/metrics answered {status}"
 
         prom_port = free_port()
+        shipped = open(ALERTS).read()
+        kept = shipped.count("keep_firing_for: 10m")
+        assert kept == 3, f"alerts.yml: {kept} keep_firing_for: 10m, expected 3"
+        e2e.write("alerts.yml", shipped.replace("keep_firing_for: 10m", "keep_firing_for: 5s"))
         e2e.write("prometheus.yml", f"""
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
-rule_files: ["{ALERTS}"]
+rule_files: ["{e2e.path('alerts.yml')}"]
 scrape_configs:
   - job_name: fingerprintd
     static_configs: [{{targets: ["127.0.0.1:{port}"]}}]
@@ -120,7 +127,8 @@ scrape_configs:
         ranks = re.findall(r'^fingerprintd_worker_failures\{.*\} 1$', scrape, re.M)
         assert len(ranks) == 2, f"fingerprintd_worker_failures of the 2 ranks: {ranks}"
 
-        # The deployment starts healthy: the incident closes (recovered), the alert resolves.
+        # The deployment starts healthy: the incident closes (recovered), the alert resolves
+        # (keep_firing_for, 5 s here, later).
         e2e.append(HEALTHY_START)
         wait_for("the recovered close in the daemon's JSONL log",
                  lambda: '"closed":"recovered"' in open(e2e.path("incidents.jsonl")).read(),

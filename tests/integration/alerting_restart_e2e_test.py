@@ -217,9 +217,10 @@ scrape_configs:
         """Starts the daemon again; waits until it pushed the restored incident
         (with its original startsAt) and Prometheus scrapes its ranks again."""
         c.daemon_name = name
+        started_at = time.time()
         e2e.start_daemon(FINGERPRINTD, config, name=name)
         again = wait_for(f"{name}: the restored incident pushed again",
-                         lambda: pushes_of(incident_id, stopped_at), timeout=STEP)
+                         lambda: pushes_of(incident_id, started_at), timeout=STEP)
         assert again[0][1]["startsAt"] == first_push["startsAt"], (again[0][1], first_push)
         assert again[0][1]["labels"] == first_push["labels"], (again[0][1], first_push)
         wait_for(f"{name}: Prometheus sums the 2 ranks again", lambda: [
@@ -244,6 +245,7 @@ scrape_configs:
     # 2. SIGKILL (no flush, no last checkpoint), started again at once.
     killed_at, code = stop(signal.SIGKILL)
     assert code == -signal.SIGKILL, f"SIGKILL: exit code {code}"
+    time.sleep(1)  # a push the kill overtook arrives now, not as the restarted daemon's
     away_kill = start_again("fingerprintd-after-sigkill", killed_at)
 
     pushes = pushes_of(incident_id)

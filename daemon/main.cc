@@ -9,7 +9,9 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 
 #include "clock.h"
@@ -19,6 +21,7 @@
 #include "fingerprintd/parse.h"
 #include "fingerprintd/rules.h"
 #include "fingerprintd/source.h"
+#include "source/rule_draft.h"
 
 namespace fp = fingerprintd;
 
@@ -251,7 +254,7 @@ int RunReplay(const ReplayArgs& args) {
     } else {
       std::cout << fp::correlate::IncidentToText(incident) << "\n";
     }
-    if (args.fail_on_given && incident.rule->severity >= fail_on) found = true;
+    if (args.fail_on_given && incident.severity >= fail_on) found = true;
   }
   if (args.format == "text" && sorted.empty()) std::cout << "no incidents\n";
   if (!args.quiet) {
@@ -302,6 +305,37 @@ int RunRulesTest(const std::string& dir) {
   std::cout << passed << " passed, " << failed << " failed\n";
   if (!StdoutWritten("rules test")) return kExitError;
   return failed == 0 ? kExitOk : kExitFound;
+}
+
+// `rules draft ID --from FILE`: a rule skeleton from an incident of the
+// daemon's incident log, `replay --format jsonl` output or a saved GET
+// /incidents ("-": stdin), on stdout (source/rule_draft.h).
+int RunRulesDraft(const std::string& id, const std::string& from) {
+  std::string text;
+  if (from == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(from, std::ios::binary);
+    if (!in) {
+      std::cerr << "fingerprintd rules draft: " << from << ": cannot read: " << std::strerror(errno)
+                << "\n";
+      return kExitError;
+    }
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto incident = fp::source::FindIncident(text, id);
+  if (!incident.ok()) {
+    std::cerr << "fingerprintd rules draft: " << from << ": " << incident.status().message()
+              << "\n";
+    return kExitError;
+  }
+  auto draft = fp::source::DraftRule(*incident);
+  if (!draft.ok()) {
+    std::cerr << "fingerprintd rules draft: " << draft.status().message() << "\n";
+    return kExitError;
+  }
+  std::cout << *draft;
+  return StdoutWritten("rules draft") ? kExitOk : kExitError;
 }
 
 // Debug view: how every line of a file (plain or .gz) is parsed (event time,
@@ -448,6 +482,15 @@ int main(int argc, char** argv) {
   check_cmd->add_option("dir", check_dir, "Rule directory (default: embedded pack)");
   auto* test_cmd = rules_cmd->add_subcommand("test", "Run every rule's embedded tests");
   test_cmd->add_option("dir", test_dir, "Rule directory (default: embedded pack)");
+  std::string draft_id, draft_from;
+  auto* draft_cmd = rules_cmd->add_subcommand(
+      "draft", "Print a rule skeleton drafted from an incident (its fixed words and evidence)");
+  draft_cmd->add_option("incident_id", draft_id, "The incident's id (inc-...)")->required();
+  draft_cmd
+      ->add_option(
+          "--from", draft_from,
+          "Incident log (JSONL), replay --format jsonl output or GET /incidents; - = stdin")
+      ->required();
 
   std::string parse_path;
   auto* parse_cmd = app.add_subcommand("parse", "Debug: show how each line of a file is parsed");
@@ -479,6 +522,7 @@ int main(int argc, char** argv) {
   if (*replay_cmd) return RunReplay(replay);
   if (*check_cmd) return RunRulesCheck(check_dir);
   if (*test_cmd) return RunRulesTest(test_dir);
+  if (*draft_cmd) return RunRulesDraft(draft_id, draft_from);
   if (*parse_cmd) return RunParse(parse_path);
   if (int code = fp::daemon::DispatchRunCommands(run); code >= 0) return code;
   if (app.got_subcommand("version")) {

@@ -29,6 +29,17 @@
 // engine-core/API-server copies yields to one with worker hits, and a
 // fallback rule (class unknown catch-all) yields to any other rule.
 //
+// Cause and consequences: in one attempt of a deployment, the earliest
+// failure is the cause. A later finding of a `consequence: true` rule (what
+// a failure provokes: other ranks' collective timeouts, dead workers, a dead
+// engine) folds into the cause's incident as one of its `consequences` and
+// raises its severity to its own; it is reported on its own only when no
+// failure came before it in the attempt. A cause decided after its
+// consequences were reported takes them in (the reported one closes as
+// kFolded). An attempt ends where the deployment restarts: a `kind: start`
+// rule's line (the engine's start banner), or a rank failing again from a
+// new process; and, as before, a window's time.
+//
 // The incident id is a hash of the deployment, the rule and the earliest
 // symptom time the log gave among the incident's hits when it is first
 // reported (all expected workers in, or its window over; 0 when no symptom
@@ -82,8 +93,24 @@ enum class CloseReason : uint8_t {
   kGone,       // every source of the deployment was removed, for Options::gone_after_us
   kExpired,    // no new occurrence for Options::max_age_us
   kEvicted,    // the open-incident cap was hit; the oldest was closed early
+  // It was reported before its cause was read (a cause decided late): it is
+  // now a consequence inside that cause's incident (Incident::folded_into).
+  kFolded,
 };
 std::string_view CloseReasonName(CloseReason reason);  // "open", "recovered", "gone", ...
+
+// A failure another failure provoked: a `consequence: true` rule's finding
+// (another rank's collective timeout, a worker or the engine reported dead,
+// the server's own catch-all) after the first symptom of an earlier failure
+// in the same attempt of the deployment. It is folded into that failure's
+// incident, listed there, and never reported on its own.
+struct IncidentConsequence {
+  std::shared_ptr<const rules::Rule> rule;  // kept alive with its pack, as Incident::rule
+  std::vector<int32_t> ranks;               // known global ranks, sorted
+  std::vector<std::string> workers;         // process labels, sorted
+  int64_t first_seen_us = 0;                // its earliest symptom time the log gave (0: none)
+  IncidentEvidence evidence;  // its latest symptom line (where the last process said it)
+};
 
 struct Incident {
   std::string incident_id;
@@ -93,6 +120,10 @@ struct Incident {
   std::string deployment;
   std::map<std::string, std::string> labels;  // static labels of the deployment's sources
   rules::Confidence confidence = rules::Confidence::kPartial;
+  // The rule's severity, raised to the highest of its consequences': what
+  // the cause provoked is part of how bad it is (one page, as loud as the
+  // loudest of its effects).
+  rules::Severity severity = rules::Severity::kInfo;
   int expected = 0;
   int affected = 0;
   std::vector<int32_t> ranks;        // known global ranks of affected workers, sorted
@@ -119,6 +150,13 @@ struct Incident {
   int64_t closed_us = 0;       // event time of the close (the ready line's for kRecovered)
   std::string regressed_from;  // the incident of the same rule and deployment it follows
                                // after a kRecovered close within max_age; "" = none
+  // What this failure provoked in the current attempt, by first seen time.
+  std::vector<IncidentConsequence> consequences;
+  std::string folded_into;  // CloseReason::kFolded: the cause's incident id
+  // What the failure is wherever it happens (correlate/signature.h): the same
+  // in every deployment, node and run; signature_version names the masking.
+  std::string signature;
+  int signature_version = 0;
 };
 
 // What happened to an incident. Every incident is opened once, updated any

@@ -30,6 +30,10 @@ enum class TimeFallback : uint8_t {
   kYearFromMtime = 0,  // year taken from the file's mtime
   kYearFromClock,      // year taken from the (injected) current year
   kNoTimestamp,        // line had no time at all; previous time of the stream kept
+  // The line's time was after it can have been written (its envelope's time,
+  // the wall clock, the file's mtime, by more than the widest zone offset):
+  // dated by its envelope or the source's previous line instead.
+  kMisdated,
   kCount
 };
 std::string_view TimeFallbackName(TimeFallback fallback);

@@ -113,8 +113,10 @@ struct RuleTest {
 // hit is an operator or supervisor stopping the deployment (SIGTERM, Ctrl-C):
 // for its window, the `consequence` findings that
 // follow it (dead-engine errors, dying workers, aborted collectives) are what
-// the stop provoked, not failures.
-enum class RuleKind : uint8_t { kFailure, kReady, kStop };
+// the stop provoked, not failures. A start rule's hit is the engine starting
+// (its start banner): a new attempt of the deployment, so a failure after it
+// is another occurrence, never a consequence of one before it.
+enum class RuleKind : uint8_t { kFailure, kReady, kStop, kStart };
 
 struct Rule {
   std::string id;
@@ -135,6 +137,11 @@ struct Rule {
   // Also hits, partial, the last exception of the input when nothing healthy
   // follows it (a paste or a log that ends in its failure), at end of input.
   bool last_exception = false;
+  // kind: ready, `scope: rank`: the line is one rank's own start going past
+  // every start-up phase (its CUDA graphs captured), printed by every rank,
+  // not only the leader: it recovers the failures of that rank, so a
+  // deployment split across nodes (one daemon each) recovers on every node.
+  bool rank_scope = false;
   std::vector<Stage> stages;
   size_t symptom_stage = 0;
   std::optional<TracebackClause> traceback;

@@ -73,6 +73,8 @@ std::string_view TimeFallbackName(TimeFallback fallback) {
       return "year_from_clock";
     case TimeFallback::kNoTimestamp:
       return "no_timestamp";
+    case TimeFallback::kMisdated:
+      return "misdated";
     case TimeFallback::kCount:
       break;
   }

@@ -12,7 +12,8 @@
 //       format: auto                       # auto | plain | cri | docker | journald | compose
 //       start_at: end                      # end | beginning, for files never seen before
 //       labels: {deployment: llama-70b}    # static labels
-//       deployment_from: '/var/log/pods/[^_]+_([^_]+)-[0-9a-z]+-[0-9a-z]+_'
+//       deployment_from: '^/var/log/pods/([^_]+)_([^_]+)_'   # <namespace>/<pod>; README:
+//                                          # <namespace>/<workload> for multi-pod ones
 //       release_read_bytes: false          # true: release the disk blocks of what was read
 //                                          # and checkpointed (fallocate PUNCH_HOLE; the file
 //                                          # keeps its size, the writer is not disturbed);

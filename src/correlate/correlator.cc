@@ -67,31 +67,58 @@ OpenIncident* Correlator::Impl::Open(Deployment* d, const RuleHit& hit) {
   return open.back().get();
 }
 
-void Correlator::Impl::Attempt(OpenIncident& inc, int64_t log_time_us) {
-  if (log_time_us == 0) return;
-  if (inc.attempt_us != 0 && log_time_us > inc.attempt_us + Window(*inc.rule)) {
+bool Correlator::Impl::Attempt(OpenIncident& inc, int64_t log_time_us, bool restarted) {
+  if (log_time_us == 0) return false;
+  const int64_t window = Window(*inc.rule);
+  std::vector<int64_t>& starts = inc.attempt_starts;
+  if (inc.attempt_us != 0 && (restarted || log_time_us > inc.attempt_us + window)) {
     ++inc.occurrences;
     inc.attempt_us = log_time_us;
+    starts.push_back(log_time_us);
+    if (starts.size() > kMaxStarts) starts.erase(starts.begin());
     inc.workers.clear();
     inc.reraises.clear();
+    inc.consequences.clear();
     inc.reported = false;
-    return;
+    return true;
   }
-  // An earlier symptom of the same attempt (another rank's, decided later)
-  // moves its start; one from an earlier attempt (a source read late) only
-  // joins it.
+  bool changed = false;
   if (inc.attempt_us == 0 ||
-      (log_time_us < inc.attempt_us && log_time_us >= inc.attempt_us - Window(*inc.rule))) {
+      (log_time_us < inc.attempt_us && log_time_us >= inc.attempt_us - window)) {
+    // An earlier symptom of the same attempt (another rank's, decided later)
+    // moves its start.
     inc.attempt_us = log_time_us;
+    if (starts.empty()) starts.push_back(log_time_us);
+    starts.back() = log_time_us;
+    changed = true;
+  } else if (log_time_us < inc.attempt_us - window) {
+    // One of an earlier attempt (a source read late) only joins the current
+    // one; where that attempt began is remembered, for the consequences read
+    // late (CauseFor).
+    auto next = std::upper_bound(starts.begin(), starts.end(), log_time_us);
+    const bool in_previous = next != starts.begin() && log_time_us <= *std::prev(next) + window;
+    if (!in_previous && next != starts.end() && *next - window <= log_time_us) {
+      *next = log_time_us;
+      changed = true;
+    } else if (!in_previous) {
+      starts.insert(next, log_time_us);
+      if (starts.size() > kMaxStarts) starts.erase(starts.begin());
+      changed = true;
+    }
   }
   // The id's time is the first attempt's earliest symptom.
   if (inc.occurrences == 1 && (inc.id_time_us == 0 || log_time_us < inc.id_time_us)) {
     inc.id_time_us = log_time_us;
   }
+  return changed;
 }
 
 void Correlator::Impl::Recover(Deployment& d, const RuleHit& ready) {
   if (ready.confidence != Confidence::kConfirmed) return;
+  if (ready.rule->rank_scope) {
+    RecoverRank(d, ready);
+    return;
+  }
   const bool dated = ready.time_us != 0 && !ready.time_read;
   if (dated) d.ready_us = std::max(d.ready_us, ready.time_us);
   std::vector<OpenIncident*> recovered;
@@ -102,11 +129,39 @@ void Correlator::Impl::Recover(Deployment& d, const RuleHit& ready) {
     if (dated && !inc->seen_read && inc->last_seen_us > ready.time_us) continue;
     recovered.push_back(inc.get());
   }
+  CloseRecovered(d, std::move(recovered), ready.time_us);
+}
+
+void Correlator::Impl::RecoverRank(Deployment& d, const RuleHit& ready) {
+  if (ready.time_read || ready.time_us == 0) return;  // no order to go by
+  const HitProcess p = Identify(d, ready);
+  if (!p.own || p.rank < 0) return;
+  int64_t& at = d.rank_ready[{p.dp, p.rank}];
+  at = std::max(at, ready.time_us);
+  if (d.rank_ready.size() > options.max_known_workers) {
+    d.rank_ready.erase(d.rank_ready.begin());
+    events.StateEvicted(Evicted::kWorker);
+  }
+  std::vector<OpenIncident*> recovered;
+  for (auto& inc : open) {
+    if (inc->deployment != &d || inc->seen_read || inc->workers.empty()) continue;
+    const bool all_started =
+        std::all_of(inc->workers.begin(), inc->workers.end(), [&](const WorkerHits& w) {
+          auto it = w.rank < 0 ? d.rank_ready.end() : d.rank_ready.find({w.dp, w.rank});
+          return it != d.rank_ready.end() && it->second > inc->last_seen_us;
+        });
+    if (all_started) recovered.push_back(inc.get());
+  }
+  CloseRecovered(d, std::move(recovered), ready.time_us);
+}
+
+void Correlator::Impl::CloseRecovered(Deployment& d, std::vector<OpenIncident*> recovered,
+                                      int64_t at_us) {
   if (recovered.empty()) return;
   std::stable_sort(recovered.begin(), recovered.end(), StrongerFirst);
   for (OpenIncident* inc : recovered) {
-    Close(*inc, CloseReason::kRecovered, ready.time_us);
-    if (inc->revision > 0) d.recovered[inc->rule->id] = {inc->id, ready.time_us};
+    Close(*inc, CloseReason::kRecovered, at_us);
+    if (inc->revision > 0) d.recovered[inc->rule->id] = {inc->id, at_us};
   }
   Forget(std::set<OpenIncident*>(recovered.begin(), recovered.end()));
 }
@@ -114,16 +169,22 @@ void Correlator::Impl::Recover(Deployment& d, const RuleHit& ready) {
 void Correlator::Impl::OnHit(RuleHit hit) {
   Deployment* d = DeploymentFor(hit.source_id);
   if (d == nullptr || hit.rule == nullptr) return;
-  if (hit.rule->kind == rules::RuleKind::kReady) {
-    Recover(*d, hit);
-    return;
-  }
-  if (hit.rule->kind == rules::RuleKind::kStop) {
-    if (hit.confidence == Confidence::kConfirmed && hit.time_us != 0 && !hit.time_read) {
-      d->stop_us = hit.time_us;
-      d->stop_until_us = hit.time_us + Window(*hit.rule);
-    }
-    return;
+  const int64_t log_time = hit.time_read ? 0 : hit.time_us;
+  switch (hit.rule->kind) {
+    case rules::RuleKind::kReady:
+      Recover(*d, hit);
+      return;
+    case rules::RuleKind::kStart:
+      if (log_time != 0) AddStart(*d, log_time);
+      return;
+    case rules::RuleKind::kStop:
+      if (hit.confidence == Confidence::kConfirmed && log_time != 0) {
+        d->stop_us = hit.time_us;
+        d->stop_until_us = hit.time_us + Window(*hit.rule);
+      }
+      return;
+    case rules::RuleKind::kFailure:
+      break;
   }
   // What an operator's stop provokes (a dead engine, workers killed, a
   // collective aborted) is no failure; a cause of its own still is.
@@ -133,8 +194,22 @@ void Correlator::Impl::OnHit(RuleHit hit) {
     return;
   }
   OpenIncident* inc = FindOpen(d, hit.rule);
-  if (inc == nullptr) inc = Open(d, hit);
-  Attempt(*inc, hit.time_read ? 0 : hit.time_us);
+  // What an earlier failure of this attempt provoked is part of its incident.
+  if (hit.rule->consequence) {
+    const Cause c = CauseFor(*d, log_time, HitStrength(hit), inc);
+    if (c.cause != nullptr && !SameFailure(*c.cause, hit)) {
+      // One of an earlier attempt (read late) is that attempt's, whose
+      // consequences were not kept: it only stays off the pages.
+      if (c.current) Fold(*c.cause, hit, 1);
+      return;
+    }
+  }
+  const bool opened = inc == nullptr;
+  if (opened) inc = Open(d, hit);
+  const bool restarted =
+      log_time != 0 && inc->attempt_us != 0 && log_time > inc->attempt_us &&
+      (StartedBetween(*d, inc->attempt_us, log_time) || RankRestarted(*inc, Identify(*d, hit)));
+  const bool attempts_changed = Attempt(*inc, log_time, restarted);
   if (inc->seen_read && !hit.time_read) {
     inc->first_seen_us = inc->last_seen_us = 0;
     inc->seen_read = false;
@@ -151,7 +226,9 @@ void Correlator::Impl::OnHit(RuleHit hit) {
   }
   inc->dirty = true;
   ++inc->hits;
+  DropRelayed(*inc, hit);
   AddHit(*d, inc, std::move(hit));
+  if (opened || attempts_changed) TakeConsequences(*inc);
   // Page as soon as every expected worker of the attempt reported; later
   // changes are emitted at the attempt window's end or Finish().
   if (Strength(*inc) == kStrongest && !inc->reported && AllReported(*inc)) Emit(*inc);
@@ -165,53 +242,246 @@ void Correlator::Impl::OnHit(RuleHit hit) {
   }
 }
 
+HitProcess Correlator::Impl::Identify(const Deployment& d, const RuleHit& hit) const {
+  HitProcess p;
+  p.own = hit.worker.role == ProcessRole::kWorker;
+  p.pid = p.own ? hit.worker.pid : hit.origin_pid;
+  p.ip = p.own ? hit.worker.ip : hit.origin_ip;
+  if (!p.own && p.pid < 0) {
+    p.label = hit.worker.Label();
+    return p;
+  }
+  const int tp = TensorParallel(d);
+  if (p.own) {
+    p.rank = hit.worker.GlobalRank(tp);
+    p.dp = hit.worker.dp;
+    p.label = hit.worker.Label();
+  } else if (const KnownWorker* known = FindWorker(d, p.pid, p.ip)) {
+    p.rank = known->info.GlobalRank(tp);
+    p.dp = known->info.dp;
+    p.label = known->info.Label();
+  } else {
+    p.label = "pid=" + std::to_string(p.pid) + (p.ip.empty() ? "" : " ip=" + p.ip);
+  }
+  return p;
+}
+
 void Correlator::Impl::AddHit(const Deployment& d, OpenIncident* inc, RuleHit hit) {
-  bool own = hit.worker.role == ProcessRole::kWorker;
-  int32_t pid = own ? hit.worker.pid : hit.origin_pid;
-  std::string ip = own ? hit.worker.ip : hit.origin_ip;
-  if (!own && pid < 0) {
+  const HitProcess p = Identify(d, hit);
+  if (!p.own && p.pid < 0) {
     KeepSample(&inc->reraises, kMaxReraises, std::move(hit));
     return;
   }
-  int tp = TensorParallel(d);
-  int32_t rank = -1, dp = -1;
-  std::string label;
-  if (own) {
-    rank = hit.worker.GlobalRank(tp);
-    dp = hit.worker.dp;
-    label = hit.worker.Label();
-  } else if (const KnownWorker* known = FindWorker(d, pid, ip)) {
-    rank = known->info.GlobalRank(tp);
-    dp = known->info.dp;
-    label = known->info.Label();
-  } else {
-    label = "pid=" + std::to_string(pid) + (ip.empty() ? "" : " ip=" + ip);
-  }
   for (WorkerHits& w : inc->workers) {
-    bool same = (pid >= 0 && SameProcess(w.pid, w.ip, pid, ip)) ||
-                (rank >= 0 && w.rank == rank && w.dp == dp) ||
-                (pid < 0 && rank < 0 && w.pid < 0 && w.label == label);
+    bool same = (p.pid >= 0 && SameProcess(w.pid, w.ip, p.pid, p.ip)) ||
+                (p.rank >= 0 && w.rank == p.rank && w.dp == p.dp) ||
+                (p.pid < 0 && p.rank < 0 && w.pid < 0 && w.label == p.label);
     if (!same) continue;
-    if (own && !w.own) {
+    if (p.own && !w.own) {
       w.own = true;
-      w.label = label;
+      w.label = p.label;
     }
-    if (w.rank < 0 && rank >= 0) {
-      w.rank = rank;
-      w.dp = dp;
+    if (w.rank < 0 && p.rank >= 0) {
+      w.rank = p.rank;
+      w.dp = p.dp;
     }
     KeepSample(&w.hits, kMaxHitsPerWorker, std::move(hit));
     return;
   }
   WorkerHits w;
-  w.pid = pid;
-  w.ip = ip;
-  w.own = own;
-  w.label = label;
-  w.rank = rank;
-  w.dp = dp;
+  w.pid = p.pid;
+  w.ip = p.ip;
+  w.own = p.own;
+  w.label = p.label;
+  w.rank = p.rank;
+  w.dp = p.dp;
   w.hits.push_back(std::move(hit));
   inc->workers.push_back(std::move(w));
+}
+
+Correlator::Impl::Cause Correlator::Impl::CauseFor(const Deployment& d, int64_t t, int strength,
+                                                   const OpenIncident* self) const {
+  Cause best;
+  int64_t best_start = 0;
+  auto earlier = [&](const OpenIncident& a, int64_t a_start) {
+    const OpenIncident& b = *best.cause;
+    if (a_start != best_start) return a_start < best_start;
+    if (a.rule->consequence != b.rule->consequence) return !a.rule->consequence;
+    if (Strength(a) != Strength(b)) return Strength(a) > Strength(b);
+    return a.order < b.order;
+  };
+  for (const auto& inc : open) {
+    OpenIncident* c = inc.get();
+    if (c->deployment != &d || c->attempt_us == 0) continue;  // undated: no order to go by
+    // A weaker reading of a stronger incident's failure is no failure of its own.
+    if (Suppressed(*c)) continue;
+    int64_t start = c->attempt_us;
+    bool current = true;
+    if (c == self) {
+      // Its own incident, while this hit joins its current attempt.
+      if (t != 0 && std::abs(t - c->attempt_us) > Window(*c->rule)) continue;
+    } else if (t != 0) {
+      // Another failure before it in the same attempt: the attempt is the
+      // latest that began by t, and no start line came since. In the same
+      // instant (the log's resolution is often a second) only a weaker
+      // reading (a family's, the catch-all's) follows a stronger one: two
+      // failures of equal standing at once have no order to go by.
+      auto after = std::upper_bound(c->attempt_starts.begin(), c->attempt_starts.end(), t);
+      if (after == c->attempt_starts.begin()) continue;
+      start = *std::prev(after);
+      if (start == t && strength >= Strength(*c)) continue;
+      current = after == c->attempt_starts.end();
+      if (StartedBetween(d, start, t)) continue;
+    }
+    if (best.cause == nullptr || earlier(*c, start)) {
+      best = Cause{c, current};
+      best_start = start;
+    }
+  }
+  if (best.cause == self) return Cause{};
+  return best;
+}
+
+bool Correlator::Impl::SameFailure(const OpenIncident& cause, const RuleHit& hit) const {
+  // The same failure read by another rule: its symptom line, a copy of its
+  // traceback another process printed, or the same process reporting within
+  // the cause's window (a rank's watchdog line and its C++ record).
+  const HitProcess p = Identify(*cause.deployment, hit);
+  const int64_t t = hit.time_read ? 0 : hit.time_us;
+  const bool early = t == 0 || t <= cause.attempt_us + Window(*cause.rule);
+  auto same = [&](const RuleHit& h) {
+    if (!hit.traceback_fingerprint.empty() &&
+        h.traceback_fingerprint == hit.traceback_fingerprint) {
+      return true;
+    }
+    if (early && hit.worker.pid >= 0 && h.worker.pid == hit.worker.pid &&
+        h.worker.name == hit.worker.name) {
+      return true;
+    }
+    for (const rules::EvidenceLine& a : h.stages) {
+      for (const rules::EvidenceLine& b : hit.stages) {
+        if (a.source_id == b.source_id && a.line == b.line) return true;
+      }
+    }
+    return false;
+  };
+  for (const WorkerHits& w : cause.workers) {
+    const bool same_rank = p.rank >= 0 && w.rank == p.rank && w.dp == p.dp;
+    const bool same_pid = p.pid >= 0 && SameProcess(w.pid, w.ip, p.pid, p.ip);
+    if (early && (same_rank || same_pid)) return true;
+    if (std::any_of(w.hits.begin(), w.hits.end(), same)) return true;
+  }
+  return std::any_of(cause.reraises.begin(), cause.reraises.end(), same);
+}
+
+void Correlator::Impl::Fold(OpenIncident& cause, const RuleHit& hit, uint64_t count) {
+  auto it = std::find_if(cause.consequences.begin(), cause.consequences.end(),
+                         [&](const FoldedConsequence& c) { return c.rule == hit.rule; });
+  const bool first = it == cause.consequences.end();
+  if (first) {
+    cause.consequences.push_back(FoldedConsequence{hit.rule, {}});
+    it = std::prev(cause.consequences.end());
+  }
+  ConsequenceProcess& p = it->processes[hit.worker.Label()];
+  if (p.hits == 0) {
+    const HitProcess who = Identify(*cause.deployment, hit);
+    p.label = who.label;
+    p.rank = who.rank;
+  }
+  p.hits += count;
+  if (!hit.time_read && hit.time_us != 0) {
+    if (p.first_seen_us == 0 || hit.time_us < p.first_seen_us) p.first_seen_us = hit.time_us;
+    p.last_seen_us = std::max(p.last_seen_us, hit.time_us);
+  }
+  // Its sample line: the process's latest symptom line (by time, then source
+  // and line), whichever order they were read in: where it said it last (an
+  // engine core's message line and its traceback's last frame are one report
+  // whether or not the message was read apart from it).
+  const std::string& symptom = hit.rule->stages[hit.rule->symptom_stage].id;
+  for (const rules::EvidenceLine& e : hit.stages) {
+    if (e.stage == symptom && (!p.has_evidence || EvidenceBefore(p.evidence, e))) {
+      p.evidence = e;
+      p.has_evidence = true;
+    }
+  }
+  cause.dirty = true;
+  // A consequence that makes the incident louder is said at once; others
+  // ride on its next change (its window's end, the end of the input).
+  if (first && cause.reported && hit.rule->severity > LoudestSeverity(cause, hit.rule)) {
+    Emit(cause);
+  }
+}
+
+void Correlator::Impl::DropRelayed(OpenIncident& cause, const RuleHit& own) {
+  if (own.worker.pid < 0 || cause.consequences.empty()) return;
+  const std::string printer = own.worker.Label();
+  for (FoldedConsequence& c : cause.consequences) {
+    if (c.processes.erase(printer) > 0) cause.dirty = true;
+  }
+  std::erase_if(cause.consequences, [](const FoldedConsequence& c) { return c.processes.empty(); });
+}
+
+void Correlator::Impl::TakeConsequences(OpenIncident& cause) {
+  // Hit by hit, as if each had come after the cause: the ones this cause now
+  // precedes move into it (its current attempt's to its list, an earlier
+  // attempt's off the pages); what is left stays where it was.
+  std::set<OpenIncident*> emptied;
+  for (const auto& inc : open) {
+    OpenIncident* x = inc.get();
+    if (x == &cause || x->deployment != cause.deployment || !x->rule->consequence) continue;
+    const uint64_t kept_before = KeptHits(*x);
+    auto moves = [&](const RuleHit& h) {
+      const int64_t t = h.time_read ? 0 : h.time_us;
+      if (t == 0 || SameFailure(cause, h)) return false;
+      const Cause c = CauseFor(*x->deployment, t, HitStrength(h), x);
+      if (c.cause != &cause) return false;
+      if (c.current) Fold(cause, h, 1);
+      return true;
+    };
+    for (WorkerHits& w : x->workers) std::erase_if(w.hits, moves);
+    std::erase_if(x->workers, [](const WorkerHits& w) { return w.hits.empty(); });
+    std::erase_if(x->reraises, moves);
+    const uint64_t kept_after = KeptHits(*x);
+    if (kept_after == kept_before) continue;
+    x->dirty = true;
+    if (kept_after > 0) continue;
+    // All of it was what the cause provoked: its consequences go with it.
+    for (const FoldedConsequence& from : x->consequences) MergeConsequence(cause, from);
+    emptied.insert(x);
+  }
+  for (OpenIncident* x : emptied) {
+    if (x->revision > 0) {
+      // It was reported before its cause was read: it ends, naming the
+      // incident that now holds it.
+      if (cause.revision == 0) Emit(cause);
+      Close(*x, CloseReason::kFolded, x->last_seen_us, cause.id);
+    }
+  }
+  if (!emptied.empty()) Forget(emptied);
+}
+
+void Correlator::Impl::MergeConsequence(OpenIncident& cause, const FoldedConsequence& from) {
+  auto it = std::find_if(cause.consequences.begin(), cause.consequences.end(),
+                         [&](const FoldedConsequence& c) { return c.rule == from.rule; });
+  cause.dirty = true;
+  if (it == cause.consequences.end()) {
+    cause.consequences.push_back(from);
+    return;
+  }
+  for (const auto& [printer, q] : from.processes) {
+    auto [at, added] = it->processes.emplace(printer, q);
+    if (added) continue;
+    ConsequenceProcess& p = at->second;
+    p.hits += q.hits;
+    if (q.first_seen_us != 0 && (p.first_seen_us == 0 || q.first_seen_us < p.first_seen_us)) {
+      p.first_seen_us = q.first_seen_us;
+    }
+    p.last_seen_us = std::max(p.last_seen_us, q.last_seen_us);
+    if (q.has_evidence && (!p.has_evidence || EvidenceBefore(p.evidence, q.evidence))) {
+      p.evidence = q.evidence;
+      p.has_evidence = true;
+    }
+  }
 }
 
 void Correlator::Impl::KeepSample(std::vector<RuleHit>* kept, size_t cap, RuleHit hit) {
@@ -303,8 +573,7 @@ void Correlator::Impl::Emit(OpenIncident& inc) {
   inc.reported = true;
   Incident out = Build(inc);
   if (inc.revision == 1) {
-    events.IncidentOpened(inc.rule->id, inc.rule->rule_class,
-                          rules::SeverityName(inc.rule->severity));
+    events.IncidentOpened(inc.rule->id, inc.rule->rule_class, rules::SeverityName(out.severity));
     sink.OnIncident(IncidentChange::kOpened, out);
   } else {
     events.IncidentUpdated(inc.rule->id);
@@ -312,14 +581,16 @@ void Correlator::Impl::Emit(OpenIncident& inc) {
   }
 }
 
-void Correlator::Impl::Close(OpenIncident& inc, CloseReason reason, int64_t closed_us) {
-  if (inc.dirty && !Suppressed(inc)) Emit(inc);
+void Correlator::Impl::Close(OpenIncident& inc, CloseReason reason, int64_t closed_us,
+                             const std::string& folded_into) {
+  if (inc.dirty && !Suppressed(inc) && reason != CloseReason::kFolded) Emit(inc);
   inc.dirty = false;
   if (inc.revision == 0) return;
   ++inc.revision;
   Incident out = Build(inc);
   out.closed = reason;
   out.closed_us = closed_us;
+  out.folded_into = folded_into;
   sink.OnIncident(IncidentChange::kClosed, out);
 }
 
@@ -367,6 +638,11 @@ std::vector<bool> Correlator::Impl::ReferencedIds() const {
       for (const RuleHit& h : w.hits) mark(h);
     }
     for (const RuleHit& h : inc->reraises) mark(h);
+    for (const FoldedConsequence& c : inc->consequences) {
+      for (const auto& [printer, p] : c.processes) {
+        if (p.has_evidence && p.evidence.source_id < used.size()) used[p.evidence.source_id] = true;
+      }
+    }
   }
   return used;
 }
@@ -401,7 +677,7 @@ void Correlator::Impl::AdvanceTo(const Deployment* deployment, int64_t now_us) {
     const int64_t window = Window(*inc->rule);
     if (inc->last_seen_us + window < now_us) ended.push_back(inc.get());
     if (inc->last_seen_us + 2 * window < now_us) unseen.push_back(inc.get());
-    if (options.max_age_us > 0 && inc->last_seen_us + options.max_age_us < now_us) {
+    if (options.max_age_us > 0 && LastSign(*inc) + options.max_age_us < now_us) {
       expired.push_back(inc.get());
     }
   }
@@ -580,6 +856,73 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
     auto it = d.facts.find(name);
     if (it != d.facts.end()) out.facts[name] = it->second;
   }
+  out.severity = rule.severity;
+  // Each consequence as its processes add up.
+  std::vector<IncidentConsequence> all;
+  for (const FoldedConsequence& c : inc.consequences) {
+    IncidentConsequence ic;
+    ic.rule = std::shared_ptr<const rules::Rule>(rules, c.rule);
+    std::set<int32_t> ranks;
+    std::set<std::string> workers;
+    const rules::EvidenceLine* evidence = nullptr;
+    for (const auto& [printer, p] : c.processes) {
+      if (p.rank >= 0) ranks.insert(p.rank);
+      workers.insert(p.label);
+      if (p.first_seen_us != 0 && (ic.first_seen_us == 0 || p.first_seen_us < ic.first_seen_us)) {
+        ic.first_seen_us = p.first_seen_us;
+      }
+      if (p.has_evidence && (evidence == nullptr || EvidenceBefore(*evidence, p.evidence))) {
+        evidence = &p.evidence;
+      }
+    }
+    ic.ranks.assign(ranks.begin(), ranks.end());
+    ic.workers.assign(workers.begin(), workers.end());
+    if (evidence != nullptr) {
+      ic.evidence =
+          IncidentEvidence{source_names[evidence->source_id], evidence->line, evidence->text};
+    }
+    all.push_back(std::move(ic));
+  }
+  // A family's or the catch-all's reading of a consequence a specific rule
+  // names for the same processes is that rule's consequence, listed once (as
+  // a weaker incident yields to a stronger one).
+  auto weak = [](const rules::Rule& r) { return r.family || r.fallback; };
+  auto covered = [&](const IncidentConsequence& c) {
+    if (!weak(*c.rule)) return false;
+    for (const IncidentConsequence& other : all) {
+      if (&other == &c || weak(*other.rule)) continue;
+      const bool by_rank = !c.ranks.empty() && std::includes(other.ranks.begin(), other.ranks.end(),
+                                                             c.ranks.begin(), c.ranks.end());
+      const bool by_process =
+          c.ranks.empty() && std::includes(other.workers.begin(), other.workers.end(),
+                                           c.workers.begin(), c.workers.end());
+      if (by_rank || by_process) return true;
+    }
+    return false;
+  };
+  for (const IncidentConsequence& c : all) {
+    if (covered(c)) continue;
+    out.severity = std::max(out.severity, c.rule->severity);
+    out.consequences.push_back(c);
+  }
+  // By first seen time, then rule: the order they were read in must not show.
+  std::stable_sort(out.consequences.begin(), out.consequences.end(),
+                   [](const IncidentConsequence& a, const IncidentConsequence& b) {
+                     return std::tie(a.first_seen_us, a.rule->id) <
+                            std::tie(b.first_seen_us, b.rule->id);
+                   });
+  // The cause as the failure states it: the exception, else the first
+  // symptom line.
+  std::string symptom_line;
+  for (const RuleHit* h : all_hits) {
+    for (const rules::EvidenceLine& e : h->stages) {
+      if (symptom_line.empty() && e.stage == rule.stages[rule.symptom_stage].id) {
+        symptom_line = e.text;
+      }
+    }
+  }
+  out.signature = Signature(rule.rule_class, out.exception, symptom_line, out.raised_in);
+  out.signature_version = kSignatureVersion;
   out.explanation = ExpandExplanation(rule, *rules, out, d.facts, tp > 0);
   return out;
 }

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "common/hash.h"
 #include "correlate/correlator_state.h"
 #include "correlate/explanation.h"
+#include "correlate/signature.h"
 #include "fingerprintd/correlate.h"
 
 namespace fingerprintd::correlate {
@@ -32,6 +34,15 @@ inline int ParseInt(const std::map<std::string, std::string>& facts, const std::
     return 0;
   }
 }
+
+// The process a hit is about (Correlator::Impl::Identify).
+struct HitProcess {
+  bool own = false;  // the hit is the worker's own (role worker)
+  int32_t pid = -1;
+  std::string ip;
+  int32_t rank = -1, dp = -1;
+  std::string label;
+};
 
 struct Correlator::Impl {
   std::shared_ptr<const rules::RuleSet> rules;
@@ -100,7 +111,113 @@ struct Correlator::Impl {
   // attempt. A symptom more than a window after the current attempt's first
   // starts the next one: occurrences + 1, and the workers and evidence are the
   // new attempt's (the first attempt's time stays the id).
-  void Attempt(OpenIncident& inc, int64_t log_time_us);
+  // A start line of the deployment between the current attempt's first
+  // symptom and this hit, or a rank of the attempt failing again from a new
+  // process, starts the next attempt whatever the spacing.
+  // Returns whether an attempt's start changed or was added (the failures
+  // it now precedes may be its consequences: TakeConsequences).
+  bool Attempt(OpenIncident& inc, int64_t log_time_us, bool restarted);
+
+  // Whether the deployment started again (a start line) after `after` and at
+  // or before `upto`, both log times.
+  static bool StartedBetween(const Deployment& d, int64_t after, int64_t upto) {
+    auto it = std::upper_bound(d.starts.begin(), d.starts.end(), after);
+    return it != d.starts.end() && *it <= upto;
+  }
+
+  static void AddStart(Deployment& d, int64_t time_us) {
+    auto it = std::lower_bound(d.starts.begin(), d.starts.end(), time_us);
+    if (it != d.starts.end() && *it == time_us) return;
+    d.starts.insert(it, time_us);
+    if (d.starts.size() > kMaxStarts) d.starts.erase(d.starts.begin());
+  }
+
+  // Whether the hit is a rank of the current attempt failing again from
+  // another process: the rank restarted, so this is the next attempt.
+  static bool RankRestarted(const OpenIncident& inc, const HitProcess& p) {
+    if (!p.own || p.rank < 0 || p.pid < 0) return false;
+    for (const WorkerHits& w : inc.workers) {
+      if (w.own && w.rank == p.rank && w.dp == p.dp && w.pid >= 0 &&
+          !SameProcess(w.pid, w.ip, p.pid, p.ip)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The process a hit is about, as AddHit files it: its own (role worker), or
+  // the worker a re-raise names by pid (pid -1: a re-raise naming none).
+  HitProcess Identify(const Deployment& d, const RuleHit& hit) const;
+
+  // The incident that caused a failure of standing `strength` (HitStrength)
+  // seen at log time `t` (0: undated) in the deployment: of the open
+  // incidents (not suppressed) with an attempt that began before t (or at t,
+  // when stronger) and no start line since, the one whose attempt began
+  // first; `self` (the failure's own incident) while t joins its current
+  // attempt. `cause` null when there is none or it is `self`; `current` when
+  // t is in the cause's current attempt (else an earlier one's: read late).
+  struct Cause {
+    OpenIncident* cause = nullptr;
+    bool current = false;
+  };
+  Cause CauseFor(const Deployment& d, int64_t t, int strength, const OpenIncident* self) const;
+
+  // The standing of a hit as Strength() measures an incident's.
+  static int HitStrength(const RuleHit& hit) {
+    if (hit.rule->fallback) return 0;
+    if (hit.rule->family) return 1;
+    return hit.worker.role == ProcessRole::kWorker ? kStrongest : 2;
+  }
+
+  static uint64_t KeptHits(const OpenIncident& inc) {
+    uint64_t kept = inc.reraises.size();
+    for (const WorkerHits& w : inc.workers) kept += w.hits.size();
+    return kept;
+  }
+
+  // Whether the hit reads the cause's own failure (its symptom line, a copy of
+  // its traceback another process printed, its process within its window):
+  // then it is no consequence.
+  bool SameFailure(const OpenIncident& cause, const RuleHit& hit) const;
+
+  // Folds a consequence's hit (standing for `count` hits) into its cause's
+  // incident.
+  void Fold(OpenIncident& cause, const RuleHit& hit, uint64_t count);
+  void MergeConsequence(OpenIncident& cause, const FoldedConsequence& from);
+
+  // `cause` was opened or its attempt moved earlier: the consequence
+  // incidents of its deployment it now precedes are folded into it; one
+  // already reported closes as kFolded, naming it.
+  void TakeConsequences(OpenIncident& cause);
+
+  // The incident's rule's severity, or a consequence's (but `except`'s) if louder.
+  static rules::Severity LoudestSeverity(const OpenIncident& inc, const rules::Rule* except) {
+    rules::Severity loudest = inc.rule->severity;
+    for (const FoldedConsequence& c : inc.consequences) {
+      if (c.rule != except) loudest = std::max(loudest, c.rule->severity);
+    }
+    return loudest;
+  }
+
+  // The latest sign of the failure: its own last hit or a consequence's.
+  static int64_t LastSign(const OpenIncident& inc) {
+    int64_t last = inc.last_seen_us;
+    for (const FoldedConsequence& c : inc.consequences) {
+      for (const auto& [printer, p] : c.processes) last = std::max(last, p.last_seen_us);
+    }
+    return last;
+  }
+
+  // Evidence order that does not depend on reading: time, source, line.
+  bool EvidenceBefore(const rules::EvidenceLine& a, const rules::EvidenceLine& b) const {
+    return std::tie(a.time_us, source_names[a.source_id], a.line) <
+           std::tie(b.time_us, source_names[b.source_id], b.line);
+  }
+
+  // `own` (a hit of the cause's own rule) came from a process that had been
+  // listed as a consequence: that process's report was the cause's failure
+  // relayed (its copy of the traceback), so it leaves the consequences.
+  void DropRelayed(OpenIncident& cause, const RuleHit& own);
 
   // A ready line (a `kind: ready` rule, confirmed: its required context, such
   // as the engine's own server start, came before it): the deployment started
@@ -108,6 +225,16 @@ struct Correlator::Impl {
   // recovered, and is remembered for the regressed_from of the same failure
   // coming back.
   void Recover(Deployment& d, const RuleHit& ready);
+
+  // A rank-scoped ready line (`scope: rank`: the rank's own start went past
+  // every start-up phase): the incidents all of whose failed ranks started so
+  // since their last failure recover. What a daemon that reads only some of a
+  // deployment's ranks (another node's) sees of its recovery.
+  void RecoverRank(Deployment& d, const RuleHit& ready);
+
+  // Closes `recovered` (of `d`) as recovered at `at_us`, remembered for the
+  // regressed_from of the same failure coming back.
+  void CloseRecovered(Deployment& d, std::vector<OpenIncident*> recovered, int64_t at_us);
 
   void OnHit(RuleHit hit);
 
@@ -150,7 +277,8 @@ struct Correlator::Impl {
   // Emits the last change of an incident, then its close, a revision of its
   // own; an incident that was never emitted (suppressed by a stronger one)
   // ends unseen.
-  void Close(OpenIncident& inc, CloseReason reason, int64_t closed_us);
+  void Close(OpenIncident& inc, CloseReason reason, int64_t closed_us,
+             const std::string& folded_into = "");
 
   void Forget(const std::set<OpenIncident*>& gone);
 

@@ -127,6 +127,8 @@ std::string Correlator::Impl::SaveState() const {
       const std::string& source = w.source_id == kNoSource ? "" : source_names[w.source_id];
       workers.push_back({{"worker", WorkerToJson(w.info)}, {"source", source}});
     }
+    json rank_ready = json::array();
+    for (const auto& [key, at] : d->rank_ready) rank_ready.push_back({key.first, key.second, at});
     json recovered = json::object();
     for (const auto& [rule, closed] : d->recovered) {
       recovered[rule] = {{"id", closed.first}, {"at", closed.second}};
@@ -139,7 +141,9 @@ std::string Correlator::Impl::SaveState() const {
                     {"ready", d->ready_us},
                     {"stop", d->stop_us},
                     {"stop_until", d->stop_until_us},
-                    {"recovered", recovered}});
+                    {"recovered", recovered},
+                    {"starts", d->starts},
+                    {"rank_ready", rank_ready}});
   }
   json incidents = json::array();
   for (const auto& inc : open) {
@@ -157,6 +161,27 @@ std::string Correlator::Impl::SaveState() const {
     }
     json reraises = json::array();
     for (const RuleHit& h : inc->reraises) reraises.push_back(HitToJson(h, source_names));
+    json consequences = json::array();
+    for (const FoldedConsequence& c : inc->consequences) {
+      json processes = json::array();
+      for (const auto& [printer, p] : c.processes) {
+        json jp = {{"printer", printer},
+                   {"label", p.label},
+                   {"rank", p.rank},
+                   {"first_seen", p.first_seen_us},
+                   {"last_seen", p.last_seen_us},
+                   {"hits", p.hits}};
+        if (p.has_evidence) {
+          jp["evidence"] = {{"source", source_names.at(p.evidence.source_id)},
+                            {"line", p.evidence.line},
+                            {"time", p.evidence.time_us},
+                            {"stage", p.evidence.stage},
+                            {"text", p.evidence.text}};
+        }
+        processes.push_back(std::move(jp));
+      }
+      consequences.push_back({{"rule", c.rule->id}, {"processes", processes}});
+    }
     incidents.push_back({{"rule", inc->rule->id},
                          {"deployment", inc->deployment->name},
                          {"id", inc->id},
@@ -167,13 +192,15 @@ std::string Correlator::Impl::SaveState() const {
                          {"seen_read", inc->seen_read},
                          {"occurrences", inc->occurrences},
                          {"attempt", inc->attempt_us},
+                         {"attempt_starts", inc->attempt_starts},
                          {"reported", inc->reported},
                          {"regressed_from", inc->regressed_from},
                          {"revision", inc->revision},
                          {"dirty", inc->dirty},
                          {"hits", inc->hits},
                          {"workers", workers},
-                         {"reraises", reraises}});
+                         {"reraises", reraises},
+                         {"consequences", consequences}});
   }
   json state = {{"version", kStateVersion},
                 {"sources", sources},
@@ -186,9 +213,10 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
   using nlohmann::json;
   try {
     json state = json::parse(text);
-    // Version 2 (before the lifetime) restores as one occurrence each.
+    // Version 2 (before the lifetime) restores as one occurrence each; 3, with no
+    // start lines and no consequences.
     const int version = state.at("version").get<int>();
-    if (version != kStateVersion && version != 2) {
+    if (version < 2 || version > kStateVersion) {
       return DataLossError("correlator state: unsupported version " + state.at("version").dump());
     }
     std::map<std::string, uint32_t> ids;
@@ -221,6 +249,10 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       d->ready_us = jd.value("ready", int64_t{0});
       d->stop_us = jd.value("stop", int64_t{0});  // absent in older states
       d->stop_until_us = jd.value("stop_until", int64_t{0});
+      if (jd.contains("starts")) d->starts = jd.at("starts").get<std::vector<int64_t>>();
+      for (const json& r : jd.value("rank_ready", json::array())) {
+        d->rank_ready[{r.at(0).get<int32_t>(), r.at(1).get<int32_t>()}] = r.at(2).get<int64_t>();
+      }
       if (jd.contains("recovered")) {
         for (const auto& [rule, jr] : jd.at("recovered").items()) {
           d->recovered[rule] = {jr.at("id").get<std::string>(), jr.at("at").get<int64_t>()};
@@ -245,6 +277,11 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       inc->seen_read = ji.value("seen_read", false);
       inc->occurrences = ji.value("occurrences", 1);
       inc->attempt_us = ji.value("attempt", inc->id_time_us);
+      if (ji.contains("attempt_starts")) {
+        inc->attempt_starts = ji.at("attempt_starts").get<std::vector<int64_t>>();
+      } else if (inc->attempt_us != 0) {
+        inc->attempt_starts = {inc->attempt_us};  // older states: the current attempt only
+      }
       inc->reported = ji.value("reported", ji.at("revision").get<int>() > 0);
       inc->regressed_from = ji.value("regressed_from", std::string());
       inc->revision = ji.at("revision").get<int>();
@@ -268,6 +305,29 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       for (const json& jh : ji.at("reraises")) {
         RuleHit hit;
         if (HitFromJson(jh, *rules, ids, &hit)) inc->reraises.push_back(std::move(hit));
+      }
+      for (const json& jc : ji.value("consequences", json::array())) {
+        FoldedConsequence c;
+        c.rule = rules->Find(jc.at("rule").get<std::string>());
+        if (c.rule == nullptr) continue;  // the rule left the pack
+        for (const json& jp : jc.at("processes")) {
+          ConsequenceProcess p;
+          p.label = jp.at("label").get<std::string>();
+          p.rank = jp.at("rank").get<int32_t>();
+          p.first_seen_us = jp.at("first_seen").get<int64_t>();
+          p.last_seen_us = jp.at("last_seen").get<int64_t>();
+          p.hits = jp.at("hits").get<uint64_t>();
+          if (jp.contains("evidence")) {
+            const json& e = jp.at("evidence");
+            p.evidence = rules::EvidenceLine{
+                ids.at(e.at("source").get<std::string>()), e.at("line").get<uint64_t>(),
+                e.at("time").get<int64_t>(), e.at("stage").get<std::string>(),
+                e.at("text").get<std::string>()};
+            p.has_evidence = true;
+          }
+          c.processes.emplace(jp.at("printer").get<std::string>(), std::move(p));
+        }
+        inc->consequences.push_back(std::move(c));
       }
       open.push_back(std::move(inc));
     }

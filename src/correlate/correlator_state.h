@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,35 @@ struct Deployment {
   // Per rule id, the last incident closed as recovered and when: a failure of
   // the same rule after it is a new incident that regressed from it.
   std::map<std::string, std::pair<std::string, int64_t>> recovered;
+  // Log times of its latest start lines (a `kind: start` rule: the engine's
+  // start banner), ascending, the last kMaxStarts: each begins an attempt.
+  std::vector<int64_t> starts;
+  // Per (data-parallel group, global rank), the log time of its latest
+  // rank-scoped ready line (its own start past every start-up phase), at
+  // most Options::max_known_workers.
+  std::map<std::pair<int32_t, int32_t>, int64_t> rank_ready;
+};
+
+constexpr size_t kMaxStarts = 32;
+
+// One process's part in a consequence: the process that printed it.
+struct ConsequenceProcess {
+  std::string label;  // as the incident names its workers (a re-raise: the worker it names)
+  int32_t rank = -1;  // global rank, -1 = unknown
+  int64_t first_seen_us = 0, last_seen_us = 0;  // symptom times the log gave (0: none)
+  uint64_t hits = 0;
+  bool has_evidence = false;
+  rules::EvidenceLine evidence;  // its earliest symptom line
+};
+
+// A consequence folded into its cause's incident (IncidentConsequence in the
+// making), per printing process (WorkerInfo::Label()): a process whose own
+// report turns out to be the cause's failure (its copy of the cause's
+// traceback, read later) is taken out again, so the list does not depend on
+// the order the two were read in.
+struct FoldedConsequence {
+  const rules::Rule* rule = nullptr;
+  std::map<std::string, ConsequenceProcess> processes;
 };
 
 struct WorkerHits {
@@ -77,15 +107,23 @@ struct OpenIncident {
   // attempt's; `reported` once the current attempt was emitted.
   int occurrences = 1;
   int64_t attempt_us = 0;
+  // The first symptom time of each attempt, ascending, the last kMaxStarts
+  // (back() == attempt_us): a consequence read late is told which attempt it
+  // belongs to, so folding does not depend on the order of reading.
+  std::vector<int64_t> attempt_starts;
   bool reported = false;
   std::string regressed_from;
   int revision = 0;
   bool dirty = false;  // changed since last emission
   uint64_t order = 0;  // creation order, for deterministic emission
   uint64_t hits = 0;   // every hit folded in; `workers` and `reraises` keep a sample
+  // What the current attempt's failure provoked, one entry per rule, in the
+  // order they were first folded (Incident::consequences).
+  std::vector<FoldedConsequence> consequences;
 };
 
-constexpr int kStateVersion = 3;  // 2: no lifetime (occurrences, gone, recovered)
+// 2: no lifetime (occurrences, gone, recovered); 3: no starts, no consequences.
+constexpr int kStateVersion = 4;
 
 // However many hits fold into an incident (a worker repeating one traceback
 // for hours), it keeps this many per worker, and this many re-raises: the

@@ -92,6 +92,8 @@ std::string_view CloseReasonName(CloseReason reason) {
       return "expired";
     case CloseReason::kEvicted:
       return "evicted";
+    case CloseReason::kFolded:
+      return "folded";
   }
   return "open";
 }
@@ -126,7 +128,7 @@ std::string IncidentToJson(const Incident& incident) {
   j["incident_id"] = incident.incident_id;
   j["rule"] = rule.id;
   j["class"] = rule.rule_class;
-  j["severity"] = rules::SeverityName(rule.severity);
+  j["severity"] = rules::SeverityName(incident.severity);
   j["confidence"] = rules::ConfidenceName(incident.confidence);
   j["title"] = rule.title;
   j["deployment"] = Printable(incident.deployment);
@@ -171,14 +173,41 @@ std::string IncidentToJson(const Incident& incident) {
     j["closed_at"] = TimeOrNull(incident.closed_us);
   }
   if (!incident.regressed_from.empty()) j["regressed_from"] = incident.regressed_from;
+  if (!incident.consequences.empty()) {
+    ordered_json consequences = ordered_json::array();
+    for (const IncidentConsequence& c : incident.consequences) {
+      ordered_json jc;
+      jc["rule"] = c.rule->id;
+      jc["class"] = c.rule->rule_class;
+      jc["severity"] = rules::SeverityName(c.rule->severity);
+      jc["title"] = c.rule->title;
+      jc["ranks"] = c.ranks;
+      ordered_json workers = ordered_json::array();
+      for (const std::string& w : c.workers) workers.push_back(Printable(w));
+      jc["workers"] = workers;
+      jc["first_seen"] = TimeOrNull(c.first_seen_us);
+      if (!c.evidence.source.empty()) {
+        jc["evidence"] = {{"source", Printable(c.evidence.source)},
+                          {"line", c.evidence.line},
+                          {"text", Printable(c.evidence.text)}};
+      }
+      consequences.push_back(std::move(jc));
+    }
+    j["consequences"] = consequences;
+  }
+  if (!incident.folded_into.empty()) j["folded_into"] = incident.folded_into;
+  if (!incident.signature.empty()) {
+    j["signature"] = incident.signature;
+    j["signature_version"] = incident.signature_version;
+  }
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string IncidentToText(const Incident& incident) {
   const rules::Rule& rule = *incident.rule;
   std::ostringstream out;
-  out << "INCIDENT " << incident.incident_id << "  [" << rules::SeverityName(rule.severity) << "] "
-      << rule.title << "\n";
+  out << "INCIDENT " << incident.incident_id << "  [" << rules::SeverityName(incident.severity)
+      << "] " << rule.title << "\n";
   out << "  rule:        " << rule.id << " (" << rules::ConfidenceName(incident.confidence)
       << ")\n";
   out << "  class:       " << rule.rule_class << "\n";
@@ -206,6 +235,21 @@ std::string IncidentToText(const Incident& incident) {
       << (incident.occurrences == 1 ? " occurrence" : " occurrences") << ")\n";
   if (!incident.regressed_from.empty()) {
     out << "  regressed:   from " << incident.regressed_from << " (it had recovered)\n";
+  }
+  if (!incident.folded_into.empty()) {
+    out << "  folded:      into " << incident.folded_into << " (the failure that caused it)\n";
+  }
+  for (const IncidentConsequence& c : incident.consequences) {
+    out << "  then:        " << c.rule->id << " [" << rules::SeverityName(c.rule->severity) << "]";
+    if (!c.ranks.empty()) {
+      out << " ranks";
+      for (size_t i = 0; i < c.ranks.size(); ++i) out << (i ? "," : " ") << c.ranks[i];
+    } else if (!c.workers.empty()) {
+      out << " " << Printable(c.workers.front());
+      if (c.workers.size() > 1) out << " +" << c.workers.size() - 1;
+    }
+    if (c.first_seen_us != 0) out << " from " << FormatRfc3339(c.first_seen_us);
+    out << " (a consequence)\n";
   }
   if (!incident.facts.empty()) {
     out << "  facts:      ";

@@ -104,8 +104,10 @@ Response Api::Incidents(std::string_view query) {
         return Text(400, "since: '" + value +
                              "' is neither RFC 3339 (2026-11-30T12:00:00Z) nor Unix seconds\n");
       }
+    } else if (key == "signature") {
+      filter.signature = value;
     } else {
-      return Text(400, "unknown parameter '" + key + "' (deployment, since)\n");
+      return Text(400, "unknown parameter '" + key + "' (deployment, since, signature)\n");
     }
   }
   return Response{200, "application/json", sink::IncidentsToJsonArray(store_.Query(filter))};

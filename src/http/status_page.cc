@@ -25,6 +25,9 @@ table.grid td.rank{width:2em;height:2em;padding:0;text-align:center;vertical-ali
 border:1px solid #fff;background:#cfe8cf}
 table.grid td.rank.failed{background:#d9372b;color:#fff;font-weight:600}
 table.grid tr.closed td.rank.failed{background:#e9a39d}
+table.grid td.rank.consequence{background:#f3c969}
+table.grid tr.closed td.rank.consequence{background:#f7e2b0}
+tr.consequences td{padding-top:0;border-bottom:none}
 table.grid td.label{font-size:12px;white-space:nowrap}
 ul{margin:.2em 0;padding-left:1.2em}
 tr.problem td{color:#a40000}
@@ -33,7 +36,7 @@ td.facts{min-width:18em;overflow-wrap:anywhere}code{overflow-wrap:anywhere}
 )";
 
 std::string Severity(const correlate::Incident& incident) {
-  std::string name(rules::SeverityName(incident.rule->severity));
+  std::string name(rules::SeverityName(incident.severity));
   return "<span class=\"sev-" + name + "\">" + name + "</span>";
 }
 
@@ -62,8 +65,29 @@ std::string KeyFacts(const correlate::Incident& incident) {
   return out;
 }
 
+// One failure seen in many places: per signature, the deployments with an
+// incident of it (open or recently closed) and since when.
+struct SignatureSeen {
+  std::set<std::string> deployments;
+  int64_t since_us = 0;
+};
+std::map<std::string, SignatureSeen> BySignature(const std::vector<const StoredIncident*>& all) {
+  std::map<std::string, SignatureSeen> out;
+  for (const StoredIncident* s : all) {
+    const correlate::Incident& i = s->incident;
+    if (i.signature.empty()) continue;
+    SignatureSeen& seen = out[i.signature];
+    seen.deployments.insert(i.deployment);
+    if (i.first_seen_us != 0 && (seen.since_us == 0 || i.first_seen_us < seen.since_us)) {
+      seen.since_us = i.first_seen_us;
+    }
+  }
+  return out;
+}
+
 // Open incidents, the most severe first, then the longest open.
-void OpenIncidentsTable(std::vector<const StoredIncident*> open, std::string& out) {
+void OpenIncidentsTable(std::vector<const StoredIncident*> open,
+                        const std::map<std::string, SignatureSeen>& signatures, std::string& out) {
   out += "<h2>Open incidents (" + std::to_string(open.size()) + ")</h2>\n";
   if (open.empty()) {
     out += "<p class=\"none\">No open incident.</p>\n";
@@ -72,7 +96,7 @@ void OpenIncidentsTable(std::vector<const StoredIncident*> open, std::string& ou
   std::stable_sort(open.begin(), open.end(), [](const StoredIncident* a, const StoredIncident* b) {
     const auto& x = a->incident;
     const auto& y = b->incident;
-    if (x.rule->severity != y.rule->severity) return x.rule->severity > y.rule->severity;
+    if (x.severity != y.severity) return x.severity > y.severity;
     return x.first_seen_us < y.first_seen_us;
   });
   out +=
@@ -91,10 +115,46 @@ void OpenIncidentsTable(std::vector<const StoredIncident*> open, std::string& ou
     }
     if (!i.exception.empty())
       out += "<br><code class=\"exception\">" + HtmlEscape(i.exception) + "</code>";
+    if (auto seen = signatures.find(i.signature);
+        seen != signatures.end() && seen->second.deployments.size() > 1) {
+      out += "<br><span class=\"signature\">seen in " +
+             std::to_string(seen->second.deployments.size()) + " deployments" +
+             (seen->second.since_us != 0 ? " since " + Time(seen->second.since_us) : "") +
+             " · <a href=\"/incidents?signature=" + HtmlEscape(i.signature) + "\"><code>" +
+             HtmlEscape(i.signature) + "</code></a></span>";
+    }
     out += "</td><td>" + HtmlEscape(i.rule->rule_class) + "</td><td>" + Severity(i) + "</td><td>" +
            Workers(i) + "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) +
            "</td><td class=\"occurrences\">" + std::to_string(i.occurrences) +
            "</td><td class=\"facts\">" + KeyFacts(i) + "</td></tr>\n";
+    // What it provoked, under its cause: the failures that are not a page of their own.
+    if (!i.consequences.empty()) {
+      out +=
+          "<tr class=\"consequences\"><td></td><td colspan=\"8\"><b>Then, as a "
+          "consequence:</b><ul>";
+      for (const correlate::IncidentConsequence& c : i.consequences) {
+        out += "<li class=\"consequence\" data-rule=\"" + HtmlEscape(c.rule->id) + "\">" +
+               HtmlEscape(c.rule->title) + " (<code>" + HtmlEscape(c.rule->id) + "</code>, " +
+               HtmlEscape(std::string(rules::SeverityName(c.rule->severity))) + ")";
+        if (!c.ranks.empty()) {
+          out += ", ranks ";
+          for (size_t k = 0; k < c.ranks.size(); ++k) {
+            out += (k ? "," : "") + std::to_string(c.ranks[k]);
+          }
+        } else if (!c.workers.empty()) {
+          out += ", " + HtmlEscape(c.workers.front());
+          if (c.workers.size() > 1) out += " and " + std::to_string(c.workers.size() - 1) + " more";
+        }
+        if (c.first_seen_us != 0) out += ", from " + Time(c.first_seen_us);
+        if (!c.evidence.source.empty()) {
+          out += "<br><code>" + HtmlEscape(c.evidence.source) + ":" +
+                 std::to_string(c.evidence.line) + "</code> <code>" + HtmlEscape(c.evidence.text) +
+                 "</code>";
+        }
+        out += "</li>";
+      }
+      out += "</ul></td></tr>\n";
+    }
     // What to do, under the incident across the table: readable without scrolling sideways.
     out += "<tr class=\"remedy\"><td></td><td colspan=\"8\"><b>What to do:</b> " +
            HtmlEscape(i.explanation) + "<ul>";
@@ -108,13 +168,28 @@ void OpenIncidentsTable(std::vector<const StoredIncident*> open, std::string& ou
 void GridRow(const StoredIncident& s, int width, std::string& out) {
   const correlate::Incident& i = s.incident;
   std::set<int32_t> failed(i.ranks.begin(), i.ranks.end());
+  // Ranks that failed only as a consequence of the cause's, and how.
+  std::map<int32_t, std::string> provoked;
+  for (const correlate::IncidentConsequence& c : i.consequences) {
+    for (int32_t rank : c.ranks) {
+      if (failed.count(rank) == 0) provoked.emplace(rank, c.rule->id);
+    }
+  }
   out += std::string("<tr class=\"") + (s.open ? "open" : "closed") + "\"><td class=\"label\">" +
          HtmlEscape(i.rule->id) + (s.open ? "" : " (closed)") + "</td>";
   for (int rank = 0; rank < width; ++rank) {
-    bool is_failed = failed.count(rank) > 0;
-    out += std::string("<td class=\"rank") + (is_failed ? " failed" : "") + "\" data-rank=\"" +
-           std::to_string(rank) + "\" title=\"rank " + std::to_string(rank) +
-           (is_failed ? ": failed" : ": no failure seen") + "\">" + std::to_string(rank) + "</td>";
+    const bool is_failed = failed.count(rank) > 0;
+    auto consequence = provoked.find(rank);
+    const std::string kind = is_failed                       ? " failed"
+                             : consequence != provoked.end() ? " consequence"
+                                                             : "";
+    const std::string title = is_failed ? ": failed (the cause)"
+                              : consequence != provoked.end()
+                                  ? ": " + HtmlEscape(consequence->second) + " (a consequence)"
+                                  : ": no failure seen";
+    out += "<td class=\"rank" + kind + "\" data-rank=\"" + std::to_string(rank) +
+           "\" title=\"rank " + std::to_string(rank) + title + "\">" + std::to_string(rank) +
+           "</td>";
   }
   int unnamed = i.affected - static_cast<int>(i.ranks.size());
   out += "<td class=\"label\">" + Workers(i);
@@ -247,7 +322,7 @@ std::string RenderStatusPage(const std::vector<const StoredIncident*>& incidents
       "</style></head><body>\n<h1>fingerprintd</h1>\n<p class=\"meta\">version " +
       HtmlEscape(version) + " · " + Time(now_us) +
       " · <a href=\"/incidents\">/incidents</a> · <a href=\"/metrics\">/metrics</a></p>\n";
-  OpenIncidentsTable(open, out);
+  OpenIncidentsTable(open, BySignature(incidents), out);
   DeploymentGrids(incidents, out);
   ClosedIncidentsTable(closed, out);
   SourcesTable(sources, now_us, out);

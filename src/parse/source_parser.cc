@@ -305,6 +305,16 @@ bool SourceParser::Impl::DateLine(const CivilTime* header_time, const EnvelopeRe
                                   std::optional<TimeFallback>* guessed) {
   if (header_time != nullptr) {
     *time_us = HeaderTime(*header_time, rec, guessed);
+    // A header dated after the line can have been written (a full date far
+    // ahead, a yearless one put in the wrong year) is misdated: its
+    // neighbours date it, so one line never moves the deployment's clock
+    // past its open incidents' lifetime.
+    if (Misdated(*time_us, rec)) {
+      *time_us = rec.has_time                  ? rec.time_us
+                 : source_last_time != kNoTime ? source_last_time
+                                               : misdated_after_us - kMisdatedSlackUs;
+      *guessed = TimeFallback::kMisdated;
+    }
     return true;
   }
   if (rec.has_time) {

@@ -16,6 +16,7 @@
 #include "parse/header.h"
 #include "parse/line_templates.h"
 #include "parse/prefix.h"
+#include "parse/time_util.h"
 #include "parse/traceback_assembler.h"
 
 namespace fingerprintd::parse {
@@ -140,6 +141,29 @@ struct SourceParser::Impl {
   };
   std::deque<TimeChange> time_changes;
   Times base_times;
+
+  // Whether a header time is after the line can have been written, by more
+  // than the widest zone offset: after its envelope's time (the runtime
+  // stamped it as it was written), else after the wall clock (live), the
+  // file's mtime, or when the replay started (stdin). Without an envelope the
+  // bound is cached in misdated_after_us (it only grows) and read again only
+  // for a time above it.
+  bool Misdated(int64_t time_us, const EnvelopeRecord& rec) {
+    if (rec.has_time && rec.year == EnvelopeYear::kKnown) {
+      return time_us > rec.time_us + kMisdatedSlackUs;
+    }
+    if (time_us <= misdated_after_us) return false;
+    const int64_t latest = options.wall_clock != nullptr ? options.wall_clock()
+                           : options.mtime_us != 0       ? options.mtime_us
+                                                         : options.now_us;
+    if (latest == 0) {
+      misdated_after_us = std::numeric_limits<int64_t>::max();  // nothing to go by
+      return false;
+    }
+    misdated_after_us = latest + kMisdatedSlackUs;
+    return time_us > misdated_after_us;
+  }
+  int64_t misdated_after_us = kNoTime;
 
   void SetTime(uint32_t worker, int64_t time_us, bool source, bool dated = false) {
     if (worker >= last_time.size()) last_time.resize(worker + 1, kNoTime);

@@ -39,6 +39,11 @@ int64_t LatestNotAfter(const CivilTime& t, int64_t limit_us, int32_t offset_s);
 // still be of this year: the widest zone offset, since a header's zone is
 // often unknown (a wrong hour beats a wrong year).
 inline constexpr int64_t kYearGuessZoneSlackUs = 14LL * 3600 * 1'000'000;
+// A header time more than this after the latest the line can have been
+// written (its envelope's time, the wall clock, the file's mtime) is
+// misdated: the widest zone offset a header in local time can be ahead by,
+// and an hour.
+inline constexpr int64_t kMisdatedSlackUs = kYearGuessZoneSlackUs + 3600LL * 1'000'000;
 
 // For `guessed_us`, the time LatestNotAfter(t, now_us + slack_us, offset_s)
 // gave: the earliest now_us at which it would give t's next year instead. A

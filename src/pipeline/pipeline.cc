@@ -231,7 +231,10 @@ struct Pipeline::Impl {
         // first. (The key may be much later than the hit's time, for a
         // symptom decided long after it was written; closing by the key
         // would close the very incident the hit belongs to.)
-        if (h.hit.time_us > d.clock) {
+        // A start line moves no window: the failures of the attempt before
+        // it, decided late (a traceback completed by the next start's first
+        // line), must still find the incidents they belong to.
+        if (h.hit.time_us > d.clock && h.hit.rule->kind != rules::RuleKind::kStart) {
           d.clock = h.hit.time_us;
           correlator.AdvanceDeployment(d.name, d.clock);
         }

@@ -279,7 +279,8 @@ void RuleEngine::Impl::OnTraceback(const Traceback& tb) {
   bool explained = false;
   for (Decided& d : decided) {
     if (whole && d.frames_cut) continue;
-    explained = true;
+    // A start, ready or stop line decided with it explains no exception.
+    if (d.hit.rule->kind == RuleKind::kFailure) explained = true;
     sink.OnHit(std::move(d.hit));
   }
   if (has_root && !explained) last_exception = LastException{tb.worker, tb};

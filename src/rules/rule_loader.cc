@@ -475,10 +475,11 @@ Status ParseRuleId(const Context& ctx, const YAML::Node& root, Rule* rule) {
 // tracebacks, facts, layers) is an error.
 Status ParseMarkerRule(const Context& ctx, const YAML::Node& root, RuleKind kind, Rule* rule) {
   rule->kind = kind;
-  const std::string what = kind == RuleKind::kReady
-                               ? "not allowed for kind: ready (a ready line closes incidents, it "
-                                 "is not one)"
-                               : "not allowed for kind: stop (a stop line is not a failure)";
+  const std::string what =
+      kind == RuleKind::kReady  ? "not allowed for kind: ready (a ready line closes incidents, it "
+                                  "is not one)"
+      : kind == RuleKind::kStop ? "not allowed for kind: stop (a stop line is not a failure)"
+                                : "not allowed for kind: start (a start line is not a failure)";
   for (const char* key :
        {"class", "severity", "library", "phase", "fallback", "family", "consequence",
         "last_exception", "traceback", "unless", "facts", "explanation", "remediation"}) {
@@ -486,6 +487,15 @@ Status ParseMarkerRule(const Context& ctx, const YAML::Node& root, RuleKind kind
   }
   if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
+  std::string scope = "deployment";
+  if (Status s = GetString(ctx, root, "scope", false, &scope); !s.ok()) return s;
+  if (root["scope"].IsDefined() && kind != RuleKind::kReady) {
+    return ctx.Error(root["scope"], "scope", "only for kind: ready, got it on another kind");
+  }
+  if (scope != "deployment" && scope != "rank") {
+    return ctx.Error(root["scope"], "scope", "expected deployment or rank, got '" + scope + "'");
+  }
+  rule->rank_scope = scope == "rank";
   if (Status s = GetDuration(ctx, root, "maxspan", &rule->maxspan_us); !s.ok()) return s;
   if (Status s = GetDuration(ctx, root, "window", &rule->window_us); !s.ok()) return s;
   if (Status s = ParseStages(ctx, root, rule); !s.ok()) return s;
@@ -501,7 +511,8 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
                            {"id",      "kind",        "title",          "class",       "severity",
                             "library", "phase",       "maxspan",        "window",      "fallback",
                             "family",  "consequence", "last_exception", "sequence",    "traceback",
-                            "unless",  "facts",       "explanation",    "remediation", "tests"});
+                            "unless",  "facts",       "explanation",    "remediation", "tests",
+                            "scope"});
       !s.ok())
     return s;
   std::string kind = "failure";
@@ -510,8 +521,14 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
     return ParseMarkerRule(ctx, root, RuleKind::kReady, rule);
   } else if (kind == "stop") {
     return ParseMarkerRule(ctx, root, RuleKind::kStop, rule);
+  } else if (kind == "start") {
+    return ParseMarkerRule(ctx, root, RuleKind::kStart, rule);
   } else if (kind != "failure") {
-    return ctx.Error(root["kind"], "kind", "expected failure, ready or stop, got '" + kind + "'");
+    return ctx.Error(root["kind"], "kind",
+                     "expected failure, ready, stop or start, got '" + kind + "'");
+  }
+  if (root["scope"].IsDefined()) {
+    return ctx.Error(root["scope"], "scope", "only for kind: ready, got it on a failure rule");
   }
   if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;

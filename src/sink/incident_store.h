@@ -35,6 +35,7 @@ struct StoredIncident {
 struct IncidentQuery {
   std::string deployment;  // "" = every deployment
   int64_t since_us = 0;    // keep incidents whose last hit is at or after it; 0 = all
+  std::string signature;   // "" = every failure; else one signature (correlate/signature.h)
 };
 
 class IncidentStore final : public correlate::IncidentSink {

@@ -44,6 +44,12 @@ Metrics::Metrics(std::string_view version)
                             .Name("fingerprintd_incident_expected_workers")
                             .Help("Expected workers of the open incident of the rule")
                             .Register(*registry_)),
+      signature_deployments_(
+          BuildGauge()
+              .Name("fingerprintd_signature_deployments")
+              .Help("Deployments with an open incident of the failure signature (one failure "
+                    "seen in many places), by signature and class")
+              .Register(*registry_)),
       sources_open_(BuildGauge()
                         .Name("fingerprintd_sources_open")
                         .Help("Streams being read now (tailed files, socket streams), by type")
@@ -306,6 +312,23 @@ void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Inci
   if (auto it = expected_.find(incident.incident_id); it != expected_.end()) {
     it->second->Set(0);
     expected_.erase(it);
+  }
+  // The signature's deployments: this incident's counted again while open.
+  if (auto it = signature_of_.find(incident.incident_id); it != signature_of_.end()) {
+    auto& [gauge, deployment] = it->second;
+    std::map<std::string, int>& per = signature_seen_[gauge];
+    if (--per[deployment] == 0) per.erase(deployment);
+    gauge->Set(static_cast<double>(per.size()));
+    signature_of_.erase(it);
+  }
+  if (change != correlate::IncidentChange::kClosed && !incident.signature.empty()) {
+    prometheus::Gauge& gauge = signature_deployments_.Add(
+        {{"signature", Bounded(signatures_, incident.signature, "signature")},
+         {"class", incident.rule->rule_class}});
+    std::map<std::string, int>& per = signature_seen_[&gauge];
+    ++per[incident.deployment];
+    gauge.Set(static_cast<double>(per.size()));
+    signature_of_[incident.incident_id] = {&gauge, incident.deployment};
   }
   if (change != correlate::IncidentChange::kClosed) {
     std::string deployment = Bounded(deployments_, incident.deployment, "deployment");

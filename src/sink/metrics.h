@@ -66,9 +66,10 @@ inline constexpr size_t kMaxLabelValues = 10'000;
 
 // The severity every output gives an incident: the `severity` label of its
 // metrics here and of its pushed alert (sink/alertmanager.h), so the Prometheus
-// alerts, which take theirs from the metric, say the same. Its rule's today.
+// alerts, which take theirs from the metric, say the same: the incident's, its
+// rule's raised by the consequences folded into it (correlate.h).
 inline std::string_view SeverityOf(const correlate::Incident& incident) {
-  return rules::SeverityName(incident.rule->severity);
+  return rules::SeverityName(incident.severity);
 }
 
 class Metrics final : public PipelineEvents, public correlate::IncidentSink {
@@ -174,6 +175,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Family<prometheus::Counter>& incidents_closed_;
   prometheus::Family<prometheus::Gauge>& worker_failures_;
   prometheus::Family<prometheus::Gauge>& expected_workers_;
+  prometheus::Family<prometheus::Gauge>& signature_deployments_;
   prometheus::Family<prometheus::Gauge>& sources_open_;
   prometheus::Family<prometheus::Counter>& http_requests_;
   prometheus::Family<prometheus::Counter>& rule_matches_;
@@ -207,6 +209,11 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::map<std::string, prometheus::Gauge*, std::less<>> lags_;
   std::vector<std::pair<std::string, uint64_t>> restore_rereads_;  // until taken
   std::set<std::string> deployments_;
+  std::set<std::string> signatures_;  // label values seen, bounded as deployments_
+  // Per open incident, its signature's gauge and its deployment; per gauge,
+  // its open incidents by deployment (the gauge is how many deployments).
+  std::map<std::string, std::pair<prometheus::Gauge*, std::string>> signature_of_;
+  std::map<prometheus::Gauge*, std::map<std::string, int>> signature_seen_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
   // Ranks each incident holds at 1: (deployment, rule, class, severity, rank) labels.
   std::map<std::string, std::vector<prometheus::Gauge*>> open_;

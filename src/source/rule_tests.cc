@@ -82,8 +82,17 @@ std::vector<std::string> LintRuleTests(const rules::RuleSet& rules) {
     // A failure rule's positive test expects its incident; a ready rule's, an
     // incident closed as recovered (its line came after the failure).
     // A stop rule's, no incident at all (what followed the stop is no failure).
+    // A start rule's, an incident of more than one occurrence (each start that
+    // failed again is one).
     auto positive_expect = [&](const rules::RuleTest::Expected& e) {
-      return rule.kind == rules::RuleKind::kReady ? e.closed == "recovered" : e.rule == rule.id;
+      switch (rule.kind) {
+        case rules::RuleKind::kReady:
+          return e.closed == "recovered";
+        case rules::RuleKind::kStart:
+          return e.occurrences > 1;
+        default:
+          return e.rule == rule.id;
+      }
     };
     int positive = 0;
     for (const rules::RuleTest& test : rule.tests) {
@@ -98,11 +107,14 @@ std::vector<std::string> LintRuleTests(const rules::RuleSet& rules) {
             ? " positive test(s) (whose expect has closed: recovered)"
         : rule.kind == rules::RuleKind::kStop
             ? " positive test(s) (whose expect is empty: nothing after the stop is a failure)"
+        : rule.kind == rules::RuleKind::kStart
+            ? " positive test(s) (whose expect has occurrences above 1: each start that failed)"
             : " positive test(s) (whose expect names this rule)";
     const char* negative_is =
-        rule.kind == rules::RuleKind::kReady  ? " negative test(s) (nothing recovered)"
-        : rule.kind == rules::RuleKind::kStop ? " negative test(s) (a failure still reported)"
-                                              : " negative test(s) (whose expect omits this rule)";
+        rule.kind == rules::RuleKind::kReady   ? " negative test(s) (nothing recovered)"
+        : rule.kind == rules::RuleKind::kStop  ? " negative test(s) (a failure still reported)"
+        : rule.kind == rules::RuleKind::kStart ? " negative test(s) (one occurrence)"
+                                               : " negative test(s) (whose expect omits this rule)";
     const int negative = static_cast<int>(rule.tests.size()) - positive;
     const std::string where = rule.file + ":" +
                               std::to_string(rule.tests.empty() ? 1 : rule.tests.front().line) +

@@ -11,6 +11,7 @@
 #include "fingerprintd/correlate.h"
 #include "testing/bounds_fixtures.h"
 #include "testing/counting_events.h"
+#include "testing/recording_incident_sink.h"
 
 namespace fingerprintd::correlate {
 namespace {
@@ -51,13 +52,7 @@ sequence:
   return *loaded;
 }
 
-// Every change the sinks are given, in order.
-struct RecordingSink final : IncidentSink {
-  void OnIncident(IncidentChange change, const Incident& incident) override {
-    changes.emplace_back(change, incident);
-  }
-  std::vector<std::pair<IncidentChange, Incident>> changes;
-};
+using RecordingSink = testing::RecordingIncidentSink;
 
 class IncidentLifetimeTest : public ::testing::Test {
  protected:
@@ -97,17 +92,8 @@ class IncidentLifetimeTest : public ::testing::Test {
 
   void HealthyStart(int64_t t) { correlator_->OnHit(Hit("serving", 0, 9000, t)); }
 
-  // The latest state of each incident, by id.
-  std::map<std::string, Incident> Latest() const {
-    std::map<std::string, Incident> out;
-    for (const auto& [change, incident] : sink_.changes) out[incident.incident_id] = incident;
-    return out;
-  }
-  int Count(IncidentChange kind) const {
-    int n = 0;
-    for (const auto& [change, incident] : sink_.changes) n += change == kind;
-    return n;
-  }
+  std::map<std::string, Incident> Latest() const { return sink_.Latest(); }
+  int Count(IncidentChange kind) const { return sink_.Count(kind); }
 
   std::shared_ptr<const rules::RuleSet> rules_;
   testing::CountingEvents events_;

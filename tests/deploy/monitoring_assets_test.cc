@@ -86,6 +86,7 @@ std::set<std::string> ExportedFamilies() {
   incident.rule = std::shared_ptr<const rules::Rule>(rules, &rules->rules().front());
   incident.deployment = "d";
   incident.ranks = {0};
+  incident.signature = "sig-0123456789abcdef";
   metrics.OnIncident(correlate::IncidentChange::kOpened, incident);
   metrics.SetRulesLoaded(1);
   metrics.RuleReloadFailed();

@@ -9,6 +9,7 @@
 // has.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include <csignal>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "deploy/shell.h"
 #include "testing/cli_runner.h"
 #include "testing/http_client.h"
@@ -185,7 +187,38 @@ TEST_F(ReadmeTest, IncidentSchemaListsEveryFieldOfAReplayedIncident) {
   // closed, and after a recovery (tests/correlate/incident_lifetime_test.cc).
   EXPECT_EQ(fields.count("closed"), 0u);
   fields.insert({"closed", "closed_at", "regressed_from"});
+  // What a failure provoked, and a reported consequence whose cause came later
+  // (tests/correlate/cause_and_consequences_test.cc).
+  fields.insert({"consequences", "folded_into"});
   EXPECT_EQ(TableNames("### Incident schema"), fields);
+}
+
+// Every kubelet-path deployment_from the README shows names a pod's workload
+// in its namespace: a StatefulSet's ordinal and a Deployment's hashes go, the
+// namespace stays, so two namespaces' `llama-70b-0` are two deployments.
+TEST_F(ReadmeTest, DeploymentFromExamplesKeepNamespacesAndWorkloadsApart) {
+  const std::string readme = run_harness::ReadFile(SourceDir() + "/README.md");
+  const std::regex example(R"(deployment_from: '(\^?/var/log/pods/[^']*)')");
+  int seen = 0;
+  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), example);
+       it != std::sregex_iterator(); ++it) {
+    const std::string pattern = (*it)[1];
+    SCOPED_TRACE(pattern);
+    ++seen;
+    std::unique_ptr<re2::RE2> re = config::CompileDeploymentFrom(pattern);
+    ASSERT_NE(re, nullptr);
+    auto deployment = [&](const std::string& pod) {
+      return config::DeploymentForPath({}, re.get(),
+                                       "/var/log/pods/" + pod + "_0f3e6a2c/vllm/0.log");
+    };
+    EXPECT_EQ(deployment("prod_llama-70b-0"), "prod/llama-70b");
+    EXPECT_EQ(deployment("staging_llama-70b-0"), "staging/llama-70b");
+    EXPECT_EQ(deployment("prod_llama-70b-1"), "prod/llama-70b");
+    EXPECT_EQ(deployment("prod_qwen3-fp8-7d9f8c6b5-x2x9k"), "prod/qwen3-fp8");
+    EXPECT_EQ(deployment("prod_qwen3-fp8-7d9f8c6b5-b7q4m"), "prod/qwen3-fp8");
+    EXPECT_EQ(deployment("inference_ds-v3-0-1"), "inference/ds-v3");
+  }
+  EXPECT_EQ(seen, 2) << "the quick start's and the config reference's";
 }
 
 TEST_F(ReadmeTest, MetricsListIsWhatARunningDaemonServes) {

@@ -157,6 +157,34 @@ TEST_F(ApiTest, TheStatusPageListsTheMostSevereFirstThenTheLongestOpenWithWhatTh
   EXPECT_THAT(row, HasSubstr(correlate::FormatRfc3339(kNow - 600 * kSecond)));  // open since
 }
 
+TEST_F(ApiTest, TheStatusPageShowsACauseWithWhatItProvokedUnderItAndInItsGrid) {
+  correlate::Incident cause =
+      IncidentOf("eee-cause", "qwen-tp4", "cuda-out-of-memory", 4, {2}, kNow - 60 * kSecond);
+  cause.severity = rules::Severity::kCritical;
+  correlate::IncidentConsequence watchdog;
+  watchdog.rule = testing::IncidentOfRule("nccl-watchdog-timeout", "x", "x").rule;
+  watchdog.ranks = {0, 1, 3};
+  watchdog.first_seen_us = kNow - 30 * kSecond;
+  watchdog.evidence = {"rank0.log", 41, "[rank0]:[E1112 08:14:52] Watchdog caught <timeout>"};
+  cause.consequences.push_back(watchdog);
+  store_.OnIncident(correlate::IncidentChange::kOpened, cause);
+  const std::string page = Get("/").body;
+  const size_t row = page.find("data-incident=\"eee-cause\"");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_LT(row, page.find("data-incident=\"aaa\"")) << "critical, open longer";
+  const size_t then = page.find("Then, as a consequence:", row);
+  ASSERT_NE(then, std::string::npos);
+  EXPECT_LT(then, page.find("What to do:", row)) << "what happened before what to do";
+  EXPECT_THAT(page.substr(then, 800),
+              HasSubstr("(<code>nccl-watchdog-timeout</code>, critical), ranks 0,1,3, from "));
+  EXPECT_THAT(page, HasSubstr("<code>rank0.log:41</code>"));
+  EXPECT_THAT(page, HasSubstr("Watchdog caught &lt;timeout&gt;"));
+  EXPECT_THAT(page, HasSubstr("<td class=\"rank failed\" data-rank=\"2\" title=\"rank 2: failed "
+                              "(the cause)\""));
+  EXPECT_THAT(page, HasSubstr("<td class=\"rank consequence\" data-rank=\"3\" title=\"rank 3: "
+                              "nccl-watchdog-timeout (a consequence)\""));
+}
+
 TEST_F(ApiTest, UnknownPathsAre404) {
   EXPECT_EQ(Get("/admin").status, 404);
   EXPECT_EQ(Get("/metrics/").status, 404);

@@ -117,7 +117,7 @@ TEST_F(CliTest, UnknownSubcommandIsNamed) {
   EXPECT_EQ(rules.exit_code, 2);
   EXPECT_THAT(rules.out,
               HasSubstr("fingerprintd rules: unknown command 'bogus' (expected one of: check, "
-                        "test)"));
+                        "test, draft)"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <regex>
 
 #include "testing/http_client.h"
@@ -31,6 +32,27 @@ class IncidentLifetimeRunTest : public RunFixture {
     const std::string hour = "$1 " + std::to_string(10 + attempt) + ":";
     std::string out;
     for (const std::string& line : lines_) out += std::regex_replace(line, date, hour) + "\n";
+    return out;
+  }
+
+  // The same lines `seconds` later (a restart under back-off, minutes apart).
+  std::string Shifted(int seconds) const {
+    static const std::regex date("(03-04 |0304 )(\\d\\d):(\\d\\d):(\\d\\d)");
+    std::string out;
+    for (const std::string& line : lines_) {
+      std::string shifted;
+      auto begin = std::sregex_iterator(line.begin(), line.end(), date);
+      size_t at = 0;
+      for (auto it = begin; it != std::sregex_iterator(); ++it) {
+        const std::smatch& m = *it;
+        int t = std::stoi(m[2]) * 3600 + std::stoi(m[3]) * 60 + std::stoi(m[4]) + seconds;
+        char hms[16];
+        std::snprintf(hms, sizeof hms, "%02d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
+        shifted += line.substr(at, m.position(0) - at) + m[1].str() + hms;
+        at = m.position(0) + m.length(0);
+      }
+      out += shifted + line.substr(at) + "\n";
+    }
     return out;
   }
 
@@ -98,6 +120,52 @@ TEST_F(IncidentLifetimeRunTest,
   EXPECT_EQ(id, ReplayIncidentId());
   EXPECT_EQ(occurrences, 1);
   EXPECT_EQ(closed, "recovered");
+}
+
+// Kubernetes' back-off restarts a failing pod 10, 20, 40 and 80 s after each
+// failure: closer than the rule's window. Each start (its banner, new pids)
+// is an attempt; replay of the same bytes counts the same five.
+TEST_F(IncidentLifetimeRunTest, ACrashLoopUnderBackOffCountsEveryStartLiveAndInReplay) {
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return HttpPort() != 0; })) << Stderr();
+  int offset = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    Append("vllm.log", Shifted(offset));
+    ASSERT_TRUE(WaitFor([&] { return HasOccurrences(attempt + 1); }))
+        << "attempt " << attempt << "\n"
+        << ReadFile(Incidents()) << Stderr();
+    offset += 44 + (10 << attempt);  // the start-up to the failure, then the back-off
+  }
+  const auto latest = Latest();
+  ASSERT_EQ(latest.size(), 1u) << ReadFile(Incidents());
+  int opened = 0;
+  for (const Json& j : IncidentLines()) opened += j["revision"] == 1;
+  EXPECT_EQ(opened, 1) << "paged once";
+  Stop(daemon);
+  EXPECT_EQ(Replayed(), std::make_tuple(latest.begin()->first, 5, std::string("open")));
+}
+
+// A line dated 2099 before the failure (a bad clock, a test message) must not
+// move the deployment's time past max_age: the incident stays open, live and
+// in replay, and the line is counted.
+TEST_F(IncidentLifetimeRunTest, ALineDatedFarAheadBeforeTheFailureLeavesItOpenAndIsCounted) {
+  auto daemon = Start();  // incidents.max_age: 24 h
+  ASSERT_TRUE(WaitFor([&] { return HttpPort() != 0; })) << Stderr();
+  // Among the start-up lines, before the failure.
+  const std::string attempt = Attempt(0);
+  const size_t third_line = attempt.find('\n', attempt.find('\n', attempt.find('\n') + 1) + 1) + 1;
+  Append("vllm.log", attempt.substr(0, third_line));
+  Append("vllm.log", "2099-01-01 00:00:00,000\tINFO worker.py:1 -- a clock gone wrong\n");
+  Append("vllm.log", attempt.substr(third_line));
+  ASSERT_TRUE(WaitFor([&] { return HasOccurrences(1); })) << Stderr();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Latest().begin()->second.count("closed"), 0u) << ReadFile(Incidents());
+  EXPECT_THAT(HttpGet(HttpPort(), "/metrics").body,
+              ::testing::HasSubstr("fingerprintd_time_guessed_total{fallback=\"misdated\"} 1"));
+  Stop(daemon);
+  auto [id, occurrences, closed] = Replayed();
+  EXPECT_EQ(id, Latest().begin()->first);
+  EXPECT_EQ(closed, "open");
 }
 
 class CrashLoopRunTest : public IncidentLifetimeRunTest,

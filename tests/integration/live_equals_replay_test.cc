@@ -191,6 +191,11 @@ Json Comparable(Json j, const std::string& root, const Json* replay) {
   for (Json& stage : j["stages"]) {
     for (Json& e : stage["evidence"]) strip(e["source"]);
   }
+  if (j.contains("consequences")) {
+    for (Json& c : j["consequences"]) {
+      if (c.contains("evidence")) strip(c["evidence"]["source"]);
+    }
+  }
   for (const char* time : {"first_seen", "last_seen"}) {
     if (replay != nullptr && (*replay)[time].is_null()) j[time] = nullptr;
   }

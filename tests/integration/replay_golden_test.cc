@@ -125,6 +125,29 @@ TEST(ReplayGoldenTest, SiblingsAreNotTheTarget) {
   }
 }
 
+// One rank's out-of-memory in the forward pass of a serving TP=4 deployment,
+// and ten minutes later what it provoked: the other ranks' watchdogs, the
+// dead worker, the dead engine. One incident, the cause's: resource, rank 2,
+// as loud as the loudest consequence, which it lists.
+TEST(ReplayGoldenTest, AnOutOfMemoryCascadeIsOneIncidentOfItsCauseWithTheConsequencesListed) {
+  ReplayResult r = ReplayPaths({Golden("vllm_tp4_oom_cascade.log")});
+  ASSERT_EQ(r.incidents.size(), 1u) << r.jsonl;
+  const correlate::Incident& incident = r.incidents[0];
+  EXPECT_EQ(incident.rule->id, "cuda-out-of-memory");
+  EXPECT_EQ(incident.rule->rule_class, "resource");
+  EXPECT_EQ(incident.ranks, std::vector<int32_t>({2}));
+  EXPECT_EQ(incident.affected, 1);
+  EXPECT_EQ(incident.expected, 4);
+  EXPECT_EQ(incident.severity, rules::Severity::kCritical);
+  ASSERT_EQ(incident.consequences.size(), 2u) << r.jsonl;
+  EXPECT_EQ(incident.consequences[0].rule->id, "nccl-watchdog-timeout");
+  EXPECT_EQ(incident.consequences[0].ranks, std::vector<int32_t>({0, 1, 3}));
+  EXPECT_EQ(incident.consequences[1].rule->id, "engine-dead");
+  // Ten minutes later (c10's times carry nanoseconds past the second).
+  EXPECT_GE(incident.consequences[0].first_seen_us - incident.first_seen_us, 600'000'000);
+  EXPECT_LT(incident.consequences[0].first_seen_us - incident.first_seen_us, 601'000'000);
+}
+
 TEST(ReplayGoldenTest, OneLinePasteIsRecognisedAsPartial) {
   for (const char* file : {"one_line_paste.log", "one_line_paste_prefixed.log"}) {
     ReplayResult r = ReplayPaths({Golden(file)});

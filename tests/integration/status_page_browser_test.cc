@@ -66,5 +66,43 @@ TEST_F(StatusPageBrowserTest, ChromiumRendersTheIncidentAndBothFailedRanks) {
   Stop(daemon);
 }
 
+// The TP=4 cascade live: rank 2's out-of-memory is the incident, first on the
+// page, with the watchdogs and the dead engine it provoked under it; the grid
+// shows rank 2 failed and ranks 0, 1 and 3 as its consequence.
+TEST_F(StatusPageBrowserTest, ChromiumShowsTheCauseFirstAndItsConsequencesUnderIt) {
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return HttpPort() != 0; })) << Stderr();
+  const std::vector<std::string> cascade = GoldenLines("vllm_tp4_oom_cascade.log");
+  Append("worker.log", Slice(cascade, 0, cascade.size()));
+  ASSERT_TRUE(WaitFor([&] {
+    for (const Json& j : IncidentLines()) {
+      if (j.contains("consequences") && j["consequences"].size() == 2) return true;
+    }
+    return false;
+  })) << Stderr()
+      << ReadFile(Incidents());
+  for (const Json& j : IncidentLines()) {
+    EXPECT_EQ(j["rule"], "cuda-out-of-memory") << "nothing else opens: " << j.dump();
+  }
+  const std::string url = "http://127.0.0.1:" + std::to_string(HttpPort()) + "/";
+  const std::string dom = Output(Chromium(dir_ / "profile-dom", "--dump-dom", url));
+  EXPECT_THAT(dom, HasSubstr("<title>fingerprintd: 1 open incident(s)</title>"))
+      << ReadFile(dir_ / "profile-dom.err");
+  const size_t cause = dom.find("CUDA out of memory");
+  const size_t then = dom.find("Then, as a consequence:");
+  const size_t watchdog = dom.find("data-rule=\"nccl-watchdog-timeout\"");
+  ASSERT_NE(cause, std::string::npos) << dom;
+  ASSERT_NE(watchdog, std::string::npos) << dom;
+  EXPECT_LT(cause, then);
+  EXPECT_LT(then, watchdog);
+  EXPECT_THAT(dom, HasSubstr("<span class=\"sev-critical\">critical</span>"));
+  EXPECT_THAT(dom, HasSubstr("class=\"rank failed\" data-rank=\"2\""));
+  for (int rank : {0, 1, 3}) {
+    EXPECT_THAT(dom,
+                HasSubstr("class=\"rank consequence\" data-rank=\"" + std::to_string(rank) + "\""));
+  }
+  Stop(daemon);
+}
+
 }  // namespace
 }  // namespace fingerprintd::testing::run_harness

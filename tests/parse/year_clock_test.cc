@@ -106,5 +106,38 @@ TEST_F(YearClockTest, YearlessLinesAfterADatedLineKeepItsYearNotTheClocks) {
             Utc(2025, 12, 30, 10, 0, 0));
 }
 
+// One line dated far ahead of when it can have been written must not move
+// time on: the deployment's clock would pass its open incidents' max_age and
+// close them in the millisecond they open.
+TEST_F(YearClockTest, ALineDatedAfterItCanHaveBeenWrittenIsDatedByTheLineBeforeAndCounted) {
+  Register(Envelope::kPlain);
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 9, 0, 0), "INFO 12-05 08:59:59 [a.py:1] serving"),
+            Utc(2026, 12, 5, 8, 59, 59));
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 9, 0, 1), "2099-01-01 00:00:00,000\tERROR a.py:1 -- from 2099"),
+            Utc(2026, 12, 5, 8, 59, 59));
+  // A header in local time up to 14 h ahead of UTC is not misdated.
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 9, 0, 2), "2026-12-05 18:00:02,000\tINFO a.py:1 -- UTC+9"),
+            Utc(2026, 12, 5, 18, 0, 2));
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 9, 0, 3), "ERROR 12-05 09:00:03 [core.py:1] failed"),
+            Utc(2026, 12, 5, 9, 0, 3));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kMisdated), 1u);
+}
+
+TEST_F(YearClockTest, AYearlessHeaderInsideACriRecordTakesTheRecordsTimeWhenItIsFarAhead) {
+  Register(Envelope::kCri);
+  // torch's glog date inside a record containerd wrote today: the nearest
+  // year to the envelope puts February next year, months after the record.
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 9, 0, 1),
+                   "2026-12-05T09:00:00.500000000Z stderr F [rank0]:[W217 10:00:00.000000000 "
+                   "ProcessGroupNCCL.cpp:1000] Warning: something"),
+            Utc(2026, 12, 5, 9, 0, 0) + 500'000);
+  EXPECT_EQ(events_.Guessed(TimeFallback::kMisdated), 1u);
+  // The usual case: the header a moment before its record, taken as is.
+  EXPECT_EQ(ReadAt(Utc(2026, 12, 5, 9, 0, 2),
+                   "2026-12-05T09:00:01.900000000Z stdout F INFO 12-05 09:00:01 [a.py:1] fine"),
+            Utc(2026, 12, 5, 9, 0, 1));
+  EXPECT_EQ(events_.Guessed(TimeFallback::kMisdated), 1u);
+}
+
 }  // namespace
 }  // namespace fingerprintd::parse

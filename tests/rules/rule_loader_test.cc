@@ -121,7 +121,8 @@ TEST(RuleLoaderTest, AnUnknownKindAndAnUnknownCloseReasonAreRejected) {
   text.replace(text.find("kind: ready"), 11, "kind: healthy");
   EXPECT_THAT(
       Load("rules/up.yaml", text).message(),
-      HasSubstr("rules/up.yaml:2: rule up: kind: expected failure, ready or stop, got 'healthy'"));
+      HasSubstr(
+          "rules/up.yaml:2: rule up: kind: expected failure, ready, stop or start, got 'healthy'"));
   text = ReadyRule();
   text.replace(text.find("closed: recovered"), 17, "closed: healed");
   EXPECT_THAT(Load("rules/up.yaml", text).message(),

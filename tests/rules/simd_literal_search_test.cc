@@ -113,8 +113,8 @@ std::string RandomBytes(std::mt19937& rng, size_t size) {
 
 TEST(SimdLiteralSearchTest, TheRealLiteralsAreTheOnesReplaySearches) {
   EXPECT_EQ(RealLiterals().size(),
-            123u);  // the ready and stop rules' INFO lines included; no ERROR stage's literal:
-                    // RuleSet::Atoms()
+            127u);  // the ready, stop and start rules' INFO lines included; no ERROR stage's
+                    // literal: RuleSet::Atoms()
   EXPECT_TRUE(!SimdLiteralSearch::UsesAvx2() || __builtin_cpu_supports("avx2"));
 }
 

@@ -41,6 +41,7 @@ inline const std::vector<GoldenCase>& GoldenCases() {
       {"vllm_tp2_cutlass_error_internal.log", {"cutlass-error-internal"}},
       {"vllm_tp2_cuda_oom.log", {"cuda-out-of-memory"}},
       {"vllm_tp2_nccl_timeout.log", {"nccl-watchdog-timeout"}},
+      {"vllm_tp4_oom_cascade.log", {"cuda-out-of-memory"}},
       {"one_line_paste.log", {kGoldenTarget}},
       {"one_line_paste_elided.log", {kGoldenTarget}},
       {"one_line_paste_prefixed.log", {kGoldenTarget}},

@@ -16,6 +16,7 @@ inline correlate::Incident IncidentOfRule(const std::string& rule_id, const std:
   correlate::Incident incident;
   incident.incident_id = id;
   incident.rule = std::shared_ptr<const rules::Rule>(rules, rules->Find(rule_id));
+  incident.severity = incident.rule->severity;
   incident.deployment = deployment;
   return incident;
 }

@@ -275,86 +275,61 @@ def oom_files(out, G, EX):
                  used="34.76 GiB", alloc_pt="33.91 GiB", reserved="276.02 MiB")]})
 
 
-def nccl_timeout(out, G):
-    c = Cfg(model="Qwen/Qwen3-32B", arch="Qwen3ForCausalLM", quant=None, kernel=None, moe=False, w8a8_warning=False,
-            device="NVIDIA L40S", cap=None, consumer=True, start=dt.datetime(2026, 11, 4, 10, 9, 22), api_pid=1,
-            engine_pid=133, worker_pids=[199, 200], seed=131, shards=17, load_secs=[21.07, 21.66], host="l40s-09",
-            ip="10.77.0.9", nccl_debug=True, psm="psm_4e4e4e4e", ipc="ipc:///tmp/99887766-5544-4332-a110-ffeeddccbbaa")
-    s = Scene(c)
-    s.startup()
-    t = s.post_load(30.5813)
-    t = s.kv_and_ready(t, 7.12, 58_304, 1.78)
-    t = s.graphs(t)
-    t = s.server_up(t + 1, 96.04)
-    api = s.api
-    base = s.at(t)
-    acc = []
-    port = 53100
-    for k, (dt_s, code) in enumerate([(6, 200), (9, 200), (13, 200), (17, 200), (24, 200)]):
-        acc.append(Line(api, "stderr", f"{api.pfx()}INFO:     10.77.3.41:{port + k} - \"POST /v1/chat/completions HTTP/1.1\" {code} OK",
-                        base + T(seconds=dt_s)))
-    stats = [(10, 412.3, 88.1, 3, 2.1), (20, 0.0, 121.6, 2, 2.9), (30, 905.7, 0.0, 4, 4.4)]
-    for sec, pt, gt, run, kv in stats:
-        acc += rec(api, "INFO", base + T(seconds=sec), "loggers.py:127",
-                   f"Engine 000: Avg prompt throughput: {pt:.1f} tokens/s, Avg generation throughput: {gt:.1f} tokens/s, "
-                   f"Running: {run} reqs, Waiting: 0 reqs, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: 38.2%")
-    acc.sort(key=lambda l: l.ts)
-    s.add(acc)
-    # rank 1 stops making progress at base+31; ten minutes later both watchdogs fire
-    hang = base + T(seconds=31)
-    fire = hang + T(seconds=600)
-    wd = []
-    for r, ns0 in ((1, 123456789), (0, 402118735)):
-        w = s.workers[r]
+def watchdog_record(s, r, ns0, fire):
+    """Rank r's c10 watchdog timeout at `fire`: its [rankN]: lines, the frame dump, and the C++
+    failure record (terminate/what()/dump) on raw stderr."""
+    c = s.c
+    w = s.workers[r]
 
-        def c10(us, _ns0=ns0):  # c10 log time: the record second plus nanoseconds
-            return f"{fire:%m%d %H:%M:%S}.{_ns0 + us * 1000:09d}"
+    def c10(us, _ns0=ns0):  # c10 log time: the record second plus nanoseconds
+        return f"{fire:%m%d %H:%M:%S}.{_ns0 + us * 1000:09d}"
 
-        ts = c10(0)
-        work = "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000)"
-        lib = f"{c.site}/torch/lib"
-        body = [
-            f"[rank{r}]:[E{ts} ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation timeout: "
-            f"{work} ran for 600000 milliseconds before timing out.",
-            f"[rank{r}]:[E{c10(311)} ProcessGroupNCCL.cpp:2268] [PG ID 2 PG GUID 3 Rank {r}]  "
-            "failure detected by watchdog at work sequence id: 5 PG status: last enqueued work: 5, last completed work: 4",
-            f"[rank{r}]:[E{c10(402)} ProcessGroupNCCL.cpp:670] Stack trace of the failed "
-            "collective not found, potentially because FlightRecorder is disabled. You can enable it by setting "
-            "TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
-            f"[rank{r}]:[E{c10(455)} ProcessGroupNCCL.cpp:684] [Rank {r}] Some NCCL operations "
-            "have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might "
-            "run on corrupted/incomplete data.",
-            f"[rank{r}]:[E{c10(497)} ProcessGroupNCCL.cpp:698] [Rank {r}] To avoid data "
-            "inconsistency, we are taking the entire process down.",
-            f"[rank{r}]:[E{c10(812)} ProcessGroupNCCL.cpp:1899] [PG ID 2 PG GUID 3 Rank {r}] "
-            f"Process group watchdog thread terminated with exception: [Rank {r}] Watchdog caught collective operation "
-            f"timeout: {work} ran for 600000 milliseconds before timing out.",
-            "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:635 (most recent call first):",
-            f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f{r}e3b2d1eb8 in {lib}/libc10.so)",
-            "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
-            f"std::ratio<1l, 1000l> > >) + 0x23d (0x7f{r}de1a4b8ad in {lib}/libtorch_cuda.so)",
-            f"frame #2: c10d::ProcessGroupNCCL::Watchdog::runLoop() + 0xc6c (0x7f{r}de1a4d2fc in {lib}/libtorch_cuda.so)",
-            f"frame #3: c10d::ProcessGroupNCCL::Watchdog::run() + 0xdf (0x7f{r}de1a4e1ff in {lib}/libtorch_cuda.so)",
-            f"frame #4: <unknown function> + 0xdc253 (0x7f{r}e3a8dc253 in /lib/x86_64-linux-gnu/libstdc++.so.6)",
-            f"frame #5: <unknown function> + 0x94ac3 (0x7f{r}e3c694ac3 in /lib/x86_64-linux-gnu/libc.so.6)",
-            f"frame #6: <unknown function> + 0x126850 (0x7f{r}e3c726850 in /lib/x86_64-linux-gnu/libc.so.6)",
-            "",
-            "terminate called after throwing an instance of 'c10::DistBackendError'",
-            f"  what():  [PG ID 2 PG GUID 3 Rank {r}] Process group watchdog thread terminated with exception: "
-            f"[Rank {r}] Watchdog caught collective operation timeout: {work} ran for 600000 milliseconds before timing out.",
-            "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:635 (most recent call first):",
-            f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f{r}e3b2d1eb8 in {lib}/libc10.so)",
-            "<omitting python frames>",
-            f"frame #1: c10d::ProcessGroupNCCL::Watchdog::run() + 0x1a4 (0x7f{r}de1a4e2c4 in {lib}/libtorch_cuda.so)",
-            "",
-        ]
-        wd.append([Line(w, "stderr", l, fire) for l in body])
-    s.add(wd[0])
-    s.add(wd[1])
-    eng = s.engine
-    t1 = fire + T(seconds=1)
-    s.add(rec(eng, "ERROR", t1, "multiproc_executor.py:154",
-              "Worker proc VllmWorker-1 died unexpectedly, shutting down executor."))
+    ts = c10(0)
+    work = "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000)"
+    lib = f"{c.site}/torch/lib"
+    body = [
+        f"[rank{r}]:[E{ts} ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"{work} ran for 600000 milliseconds before timing out.",
+        f"[rank{r}]:[E{c10(311)} ProcessGroupNCCL.cpp:2268] [PG ID 2 PG GUID 3 Rank {r}]  "
+        "failure detected by watchdog at work sequence id: 5 PG status: last enqueued work: 5, last completed work: 4",
+        f"[rank{r}]:[E{c10(402)} ProcessGroupNCCL.cpp:670] Stack trace of the failed "
+        "collective not found, potentially because FlightRecorder is disabled. You can enable it by setting "
+        "TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
+        f"[rank{r}]:[E{c10(455)} ProcessGroupNCCL.cpp:684] [Rank {r}] Some NCCL operations "
+        "have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might "
+        "run on corrupted/incomplete data.",
+        f"[rank{r}]:[E{c10(497)} ProcessGroupNCCL.cpp:698] [Rank {r}] To avoid data "
+        "inconsistency, we are taking the entire process down.",
+        f"[rank{r}]:[E{c10(812)} ProcessGroupNCCL.cpp:1899] [PG ID 2 PG GUID 3 Rank {r}] "
+        f"Process group watchdog thread terminated with exception: [Rank {r}] Watchdog caught collective operation "
+        f"timeout: {work} ran for 600000 milliseconds before timing out.",
+        "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:635 (most recent call first):",
+        f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f{r}e3b2d1eb8 in {lib}/libc10.so)",
+        "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+        f"std::ratio<1l, 1000l> > >) + 0x23d (0x7f{r}de1a4b8ad in {lib}/libtorch_cuda.so)",
+        f"frame #2: c10d::ProcessGroupNCCL::Watchdog::runLoop() + 0xc6c (0x7f{r}de1a4d2fc in {lib}/libtorch_cuda.so)",
+        f"frame #3: c10d::ProcessGroupNCCL::Watchdog::run() + 0xdf (0x7f{r}de1a4e1ff in {lib}/libtorch_cuda.so)",
+        f"frame #4: <unknown function> + 0xdc253 (0x7f{r}e3a8dc253 in /lib/x86_64-linux-gnu/libstdc++.so.6)",
+        f"frame #5: <unknown function> + 0x94ac3 (0x7f{r}e3c694ac3 in /lib/x86_64-linux-gnu/libc.so.6)",
+        f"frame #6: <unknown function> + 0x126850 (0x7f{r}e3c726850 in /lib/x86_64-linux-gnu/libc.so.6)",
+        "",
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        f"  what():  [PG ID 2 PG GUID 3 Rank {r}] Process group watchdog thread terminated with exception: "
+        f"[Rank {r}] Watchdog caught collective operation timeout: {work} ran for 600000 milliseconds before timing out.",
+        "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:635 (most recent call first):",
+        f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f{r}e3b2d1eb8 in {lib}/libc10.so)",
+        "<omitting python frames>",
+        f"frame #1: c10d::ProcessGroupNCCL::Watchdog::run() + 0x1a4 (0x7f{r}de1a4e2c4 in {lib}/libtorch_cuda.so)",
+        "",
+    ]
+    return [Line(w, "stderr", l, fire) for l in body]
+
+
+def dead_engine_tail(s, t1, dead_worker, port):
+    """The engine core noticing a dead worker, the API server's EngineDeadError, 500s and shutdown."""
+    c, api = s.c, s.api
+    s.add(rec(s.engine, "ERROR", t1, "multiproc_executor.py:154",
+              f"Worker proc VllmWorker-{dead_worker} died unexpectedly, shutting down executor."))
     V = c.V
     tb = (["Traceback (most recent call last):"]
           + frame(f"{V}/v1/engine/async_llm.py", 439, "output_handler",
@@ -374,6 +349,87 @@ def nccl_timeout(out, G):
                 "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: resource_tracker: "
                 "There appear to be 1 leaked shared_memory objects to clean up at shutdown", t1 + T(seconds=1)),
            Line(None, "stderr", "  warnings.warn('resource_tracker: There appear to be %d '", t1 + T(seconds=1))])
+
+
+def serving(s, api_port=53100):
+    """Start-up, the server up, five requests served and three throughput lines: returns the time
+    the traffic began."""
+    t = s.post_load(30.5813)
+    t = s.kv_and_ready(t, 7.12, 58_304, 1.78)
+    t = s.graphs(t)
+    t = s.server_up(t + 1, 96.04)
+    api = s.api
+    base = s.at(t)
+    acc = []
+    for k, (dt_s, code) in enumerate([(6, 200), (9, 200), (13, 200), (17, 200), (24, 200)]):
+        acc.append(Line(api, "stderr", f"{api.pfx()}INFO:     10.77.3.41:{api_port + k} - \"POST /v1/chat/completions HTTP/1.1\" {code} OK",
+                        base + T(seconds=dt_s)))
+    stats = [(10, 412.3, 88.1, 3, 2.1), (20, 0.0, 121.6, 2, 2.9), (30, 905.7, 0.0, 4, 4.4)]
+    for sec, pt, gt, run, kv in stats:
+        acc += rec(api, "INFO", base + T(seconds=sec), "loggers.py:127",
+                   f"Engine 000: Avg prompt throughput: {pt:.1f} tokens/s, Avg generation throughput: {gt:.1f} tokens/s, "
+                   f"Running: {run} reqs, Waiting: 0 reqs, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: 38.2%")
+    acc.sort(key=lambda l: l.ts)
+    s.add(acc)
+    return base
+
+
+def oom_cascade_tp4(out, G):
+    """TP=4 serving; rank 2 runs out of memory in the forward pass and dies; ten minutes later the
+    other ranks' watchdogs time out, the engine core reports the dead worker, the API server the
+    dead engine: one failure and what it provoked."""
+    c = Cfg(model="Qwen/Qwen3-32B", arch="Qwen3ForCausalLM", quant=None, kernel=None, moe=False, w8a8_warning=False,
+            tp=4, device="NVIDIA L40S", cap=None, consumer=True, start=dt.datetime(2026, 11, 12, 8, 2, 41), api_pid=1,
+            engine_pid=141, worker_pids=[205, 206, 207, 208], seed=173, shards=17,
+            load_secs=[21.07, 21.66, 21.31, 21.48], host="l40s-12", ip="10.77.0.12", nccl_debug=True,
+            psm="psm_6b6b6b6b", ipc="ipc:///tmp/5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d")
+    s = Scene(c)
+    s.startup()
+    base = serving(s)
+    oom_at = base + T(seconds=31)
+    V = c.V
+    M = f"{V}/model_executor/models"
+    tb = (["Traceback (most recent call last):"]
+          + frame(f"{V}/v1/executor/multiproc_executor.py", 817, "worker_busy_loop",
+                  "output = func(*args, **kwargs)", "func(*args, **kwargs)")
+          + frame(f"{c.site}/torch/utils/_contextlib.py", 120, "decorate_context",
+                  "return func(*args, **kwargs)", "func(*args, **kwargs)")
+          + frame(f"{V}/v1/worker/gpu_worker.py", 447, "execute_model",
+                  "output = self.model_runner.execute_model(scheduler_output,", "self.model_runner.execute_model(")
+          + frame(f"{c.site}/torch/utils/_contextlib.py", 120, "decorate_context",
+                  "return func(*args, **kwargs)", "func(*args, **kwargs)")
+          + frame(f"{V}/v1/worker/gpu_model_runner.py", 2410, "execute_model",
+                  "model_output = self._model_forward(", "self._model_forward(")
+          + frame(f"{V}/v1/worker/gpu_model_runner.py", 2216, "_model_forward",
+                  "return self.model(", "self.model(")
+          + s.tb_module_call()
+          + qwen3_mlp_frames(s, M, V)
+          + [OOM_FMT.format(gpu=2, alloc="1.75 GiB", total="44.42 GiB", free="1.21 GiB", other="",
+                            used="43.19 GiB", alloc_pt="38.02 GiB", reserved="2.66 GiB")])
+    s.add(exc(s.workers[2], oom_at, "multiproc_executor.py:822", "WorkerProc hit an exception.", tb))
+    fire = oom_at + T(seconds=600)
+    for r, ns0 in ((0, 402118735), (1, 123456789), (3, 298765432)):
+        s.add(watchdog_record(s, r, ns0, fire))
+    dead_engine_tail(s, fire + T(seconds=1), dead_worker=2, port=53100)
+    write_plain(out(G, "vllm_tp4_oom_cascade.log"), s.lines)
+
+
+def nccl_timeout(out, G):
+    c = Cfg(model="Qwen/Qwen3-32B", arch="Qwen3ForCausalLM", quant=None, kernel=None, moe=False, w8a8_warning=False,
+            device="NVIDIA L40S", cap=None, consumer=True, start=dt.datetime(2026, 11, 4, 10, 9, 22), api_pid=1,
+            engine_pid=133, worker_pids=[199, 200], seed=131, shards=17, load_secs=[21.07, 21.66], host="l40s-09",
+            ip="10.77.0.9", nccl_debug=True, psm="psm_4e4e4e4e", ipc="ipc:///tmp/99887766-5544-4332-a110-ffeeddccbbaa")
+    s = Scene(c)
+    s.startup()
+    base = serving(s)
+    port = 53100
+    # rank 1 stops making progress at base+31; ten minutes later both watchdogs fire
+    hang = base + T(seconds=31)
+    fire = hang + T(seconds=600)
+    wd = [watchdog_record(s, r, ns0, fire) for r, ns0 in ((1, 123456789), (0, 402118735))]
+    s.add(wd[0])
+    s.add(wd[1])
+    dead_engine_tail(s, fire + T(seconds=1), dead_worker=1, port=port)
     write_plain(out(G, "vllm_tp2_nccl_timeout.log"), s.lines)
 
 
@@ -469,4 +525,5 @@ def generate(out, G, EX):
     cutlass_error_internal(out, G)
     oom_files(out, G, EX)
     nccl_timeout(out, G)
+    oom_cascade_tp4(out, G)
     sglang(out, G)

@@ -136,7 +136,10 @@ void Correlator::Impl::RecoverRank(Deployment& d, const RuleHit& ready) {
   if (ready.time_read || ready.time_us == 0) return;  // no order to go by
   const HitProcess p = Identify(d, ready);
   if (!p.own || p.rank < 0) return;
-  int64_t& at = d.rank_ready[{p.dp, p.rank}];
+  // Data-parallel group 0 and "not said" are one group: a restarted rank
+  // has not printed its group yet when its graphs are captured.
+  auto group = [](int32_t dp) { return std::max(dp, 0); };
+  int64_t& at = d.rank_ready[{group(p.dp), p.rank}];
   at = std::max(at, ready.time_us);
   if (d.rank_ready.size() > options.max_known_workers) {
     d.rank_ready.erase(d.rank_ready.begin());
@@ -147,7 +150,7 @@ void Correlator::Impl::RecoverRank(Deployment& d, const RuleHit& ready) {
     if (inc->deployment != &d || inc->seen_read || inc->workers.empty()) continue;
     const bool all_started =
         std::all_of(inc->workers.begin(), inc->workers.end(), [&](const WorkerHits& w) {
-          auto it = w.rank < 0 ? d.rank_ready.end() : d.rank_ready.find({w.dp, w.rank});
+          auto it = w.rank < 0 ? d.rank_ready.end() : d.rank_ready.find({group(w.dp), w.rank});
           return it != d.rank_ready.end() && it->second > inc->last_seen_us;
         });
     if (all_started) recovered.push_back(inc.get());

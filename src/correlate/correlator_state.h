@@ -48,7 +48,7 @@ struct Deployment {
   // Log times of its latest start lines (a `kind: start` rule: the engine's
   // start banner), ascending, the last kMaxStarts: each begins an attempt.
   std::vector<int64_t> starts;
-  // Per (data-parallel group, global rank), the log time of its latest
+  // Per (data-parallel group, 0 when not said; global rank), the log time of its latest
   // rank-scoped ready line (its own start past every start-up phase), at
   // most Options::max_known_workers.
   std::map<std::pair<int32_t, int32_t>, int64_t> rank_ready;

@@ -53,6 +53,24 @@ std::string WorkersText(const correlate::Incident& incident) {
   return text;
 }
 
+// What the failure provoked (correlate.h, Incident::consequences), one per
+// line: "nccl-watchdog-timeout (critical): ranks 0,1,3". "" when nothing.
+std::string ConsequencesText(const correlate::Incident& incident) {
+  std::vector<std::string> lines;
+  for (const correlate::IncidentConsequence& c : incident.consequences) {
+    std::vector<std::string> who;
+    for (int32_t rank : c.ranks) who.push_back(std::to_string(rank));
+    std::string line = c.rule->id + " (" + std::string(rules::SeverityName(c.rule->severity)) + ")";
+    if (!who.empty()) {
+      line += ": ranks " + Join(who, ",");
+    } else if (!c.workers.empty()) {
+      line += ": " + Join(c.workers, ", ");
+    }
+    lines.push_back(line);
+  }
+  return Join(lines, "\n");
+}
+
 // RFC 3986 unreserved characters stay, every other byte is %XX.
 std::string PercentEncode(std::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -254,6 +272,10 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     alert.annotations["description"] = incident.explanation;
     alert.annotations["remediation"] = Join(incident.remediation, "\n");
     alert.annotations["workers"] = WorkersText(incident);
+    // What it provoked pages with it, never on its own.
+    if (!incident.consequences.empty()) {
+      alert.annotations["consequences"] = ConsequencesText(incident);
+    }
     if (!options_.generator_url_base.empty()) {
       alert.generator_url = IncidentUrl(options_.generator_url_base, incident);
     }

@@ -177,6 +177,29 @@ class AlertmanagerSinkTest : public ::testing::Test {
   std::vector<std::string> log_;
 };
 
+// The cause pages, as loud as what it provoked, and says what that was: one
+// alert for the out-of-memory rank, none for the watchdogs it set off.
+TEST_F(AlertmanagerSinkTest, ACauseIsPostedWithItsSeverityAndItsConsequences) {
+  FakeAlertmanager am(io_);
+  auto sink = Make(am.url());
+  correlate::Incident incident = IncidentOf("inc-oom", {2});
+  incident.severity = rules::Severity::kCritical;
+  correlate::IncidentConsequence watchdog;
+  watchdog.rule = testing::IncidentOfRule("nccl-watchdog-timeout", "x", "x").rule;
+  watchdog.ranks = {0, 1, 3};
+  correlate::IncidentConsequence dead;
+  dead.rule = testing::IncidentOfRule("engine-dead", "x", "x").rule;
+  dead.workers = {"APIServer pid=1", "EngineCore_DP0 pid=90"};
+  incident.consequences = {watchdog, dead};
+  sink->OnIncident(correlate::IncidentChange::kOpened, incident);
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() == 1; }));
+  const Json& alert = am.requests[0].body[0];
+  EXPECT_EQ(alert["labels"]["severity"], "critical");
+  EXPECT_EQ(alert["annotations"]["consequences"],
+            "nccl-watchdog-timeout (critical): ranks 0,1,3\n"
+            "engine-dead (critical): APIServer pid=1, EngineCore_DP0 pid=90");
+}
+
 TEST_F(AlertmanagerSinkTest, AnOpenedIncidentIsPostedWithItsLabelsAnnotationsAndStartTime) {
   FakeAlertmanager am(io_);
   auto sink = Make(am.url() + "/prefix/");

@@ -90,6 +90,29 @@ TEST_F(ApiTest, IncidentsFilterByDeploymentAndSince) {
               ::testing::ElementsAre("aaa", "bbb"));
 }
 
+// One failure in every deployment it was seen in: the same signature on the
+// qwen3 and rtx deployments, none elsewhere; the status page says so.
+TEST_F(ApiTest, IncidentsFilterBySignatureAndThePageSaysWhereElseItWasSeen) {
+  correlate::Incident a =
+      IncidentOf("sig-a", "rtx-tp2", "unclassified-startup-failure", 2, {0}, kNow - 60 * kSecond);
+  correlate::Incident b =
+      IncidentOf("sig-b", "qwen3-tp2", "unclassified-startup-failure", 2, {1}, kNow - 30 * kSecond);
+  a.signature = b.signature = "sig-00112233aabbccdd";
+  store_.OnIncident(correlate::IncidentChange::kOpened, a);
+  store_.OnIncident(correlate::IncidentChange::kOpened, b);
+  std::vector<std::string> ids;
+  for (const auto& i :
+       nlohmann::json::parse(Get("/incidents", "signature=sig-00112233aabbccdd").body)) {
+    ids.push_back(i["incident_id"]);
+  }
+  EXPECT_THAT(ids, ::testing::ElementsAre("sig-b", "sig-a"));
+  EXPECT_THAT(Get("/incidents", "signture=x").body, HasSubstr("(deployment, since, signature)"));
+  EXPECT_THAT(
+      Get("/").body,
+      HasSubstr("seen in 2 deployments since " + correlate::FormatRfc3339(kNow - 61 * kSecond) +
+                " · <a href=\"/incidents?signature=sig-00112233aabbccdd\">"));
+}
+
 TEST_F(ApiTest, ABadQueryParameterIsA400NamingIt) {
   Response r = Get("/incidents", "since=yesterday");
   EXPECT_EQ(r.status, 400);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <regex>
 
 #include "testing/http_client.h"
@@ -158,6 +159,36 @@ TEST_F(IncidentLifetimeRunTest, ALineDatedFarAheadBeforeTheFailureLeavesItOpenAn
   Append("vllm.log", "2099-01-01 00:00:00,000\tINFO worker.py:1 -- a clock gone wrong\n");
   Append("vllm.log", attempt.substr(third_line));
   ASSERT_TRUE(WaitFor([&] { return HasOccurrences(1); })) << Stderr();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Latest().begin()->second.count("closed"), 0u) << ReadFile(Incidents());
+  EXPECT_THAT(HttpGet(HttpPort(), "/metrics").body,
+              ::testing::HasSubstr("fingerprintd_time_guessed_total{fallback=\"misdated\"} 1"));
+  Stop(daemon);
+  auto [id, occurrences, closed] = Replayed();
+  EXPECT_EQ(id, Latest().begin()->first);
+  EXPECT_EQ(closed, "open");
+}
+
+// The same in a Kubernetes CRI log: a torch warning whose own date (May 17)
+// would be read 74 days after the record containerd stamped (March 4) is
+// dated by its record, and counted; the failure after it stays open.
+TEST_F(IncidentLifetimeRunTest, ATorchDateFarAheadOfItsCriRecordLeavesTheFailureOpenAndIsCounted) {
+  std::ifstream in(Golden(
+      "cri/var/log/pods/inference_qwen3-fp8-7d9f8c6b5-x2x9k_0f3e6a2c-91b4-4d8e-a7f5-3c2b1d0e9f84/"
+      "vllm/0.log"));
+  std::string cri, line;
+  for (int n = 0; std::getline(in, line); ++n) {
+    cri += line + "\n";
+    if (n == 2) {
+      cri +=
+          "2026-03-04T10:15:25.2Z stderr F [rank0]:[W0517 10:15:25.000000000 "
+          "ProcessGroupNCCL.cpp:1000] Warning: a date the record's clock has not reached\n";
+    }
+  }
+  auto daemon = Start();
+  ASSERT_TRUE(WaitFor([&] { return HttpPort() != 0; })) << Stderr();
+  Append("vllm.log", cri);
+  ASSERT_TRUE(WaitFor([&] { return HasOccurrences(1); })) << Stderr() << ReadFile(Incidents());
   std::this_thread::sleep_for(std::chrono::seconds(2));
   EXPECT_EQ(Latest().begin()->second.count("closed"), 0u) << ReadFile(Incidents());
   EXPECT_THAT(HttpGet(HttpPort(), "/metrics").body,

@@ -333,6 +333,11 @@ Correlator::Impl::Cause Correlator::Impl::CauseFor(const Deployment& d, int64_t 
       if (after == c->attempt_starts.begin()) continue;
       start = *std::prev(after);
       if (start == t && strength >= Strength(*c)) continue;
+      // The catch-all's reading within the cause's window is the same failure
+      // told by another process (an engine core's, an API server's traceback
+      // of it): it yields to the cause as it always did, unlisted. Past the
+      // window (a dead engine ten minutes later) it is what the cause provoked.
+      if (strength == 0 && t <= start + Window(*c->rule)) continue;
       current = after == c->attempt_starts.end();
       if (StartedBetween(d, start, t)) continue;
     }

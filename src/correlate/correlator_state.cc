@@ -1,5 +1,7 @@
 #include "correlate/correlator_state.h"
 
+#include <algorithm>
+
 #include "correlate/correlator_impl.h"
 
 namespace fingerprintd::correlate {
@@ -249,7 +251,10 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       d->ready_us = jd.value("ready", int64_t{0});
       d->stop_us = jd.value("stop", int64_t{0});  // absent in older states
       d->stop_until_us = jd.value("stop_until", int64_t{0});
-      if (jd.contains("starts")) d->starts = jd.at("starts").get<std::vector<int64_t>>();
+      if (jd.contains("starts")) {
+        d->starts = jd.at("starts").get<std::vector<int64_t>>();
+        std::sort(d->starts.begin(), d->starts.end());  // searched as sorted
+      }
       for (const json& r : jd.value("rank_ready", json::array())) {
         d->rank_ready[{r.at(0).get<int32_t>(), r.at(1).get<int32_t>()}] = r.at(2).get<int64_t>();
       }
@@ -279,6 +284,7 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
       inc->attempt_us = ji.value("attempt", inc->id_time_us);
       if (ji.contains("attempt_starts")) {
         inc->attempt_starts = ji.at("attempt_starts").get<std::vector<int64_t>>();
+        std::sort(inc->attempt_starts.begin(), inc->attempt_starts.end());
       } else if (inc->attempt_us != 0) {
         inc->attempt_starts = {inc->attempt_us};  // older states: the current attempt only
       }

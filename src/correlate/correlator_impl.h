@@ -184,6 +184,9 @@ struct Correlator::Impl {
   // incident.
   void Fold(OpenIncident& cause, const RuleHit& hit, uint64_t count);
   void MergeConsequence(OpenIncident& cause, const FoldedConsequence& from);
+  // What the incident lists: each consequence as its processes add up, less
+  // a weaker rule's reading of processes a specific rule already names.
+  std::vector<IncidentConsequence> BuildConsequences(const OpenIncident& inc) const;
 
   // `cause` was opened or its attempt moved earlier: the consequence
   // incidents of its deployment it now precedes are folded into it; one

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -475,11 +476,12 @@ Status ParseRuleId(const Context& ctx, const YAML::Node& root, Rule* rule) {
 // tracebacks, facts, layers) is an error.
 Status ParseMarkerRule(const Context& ctx, const YAML::Node& root, RuleKind kind, Rule* rule) {
   rule->kind = kind;
+  const std::string name = kind == RuleKind::kReady  ? "ready"
+                           : kind == RuleKind::kStop ? "stop"
+                                                     : "start";
   const std::string what =
-      kind == RuleKind::kReady  ? "not allowed for kind: ready (a ready line closes incidents, it "
-                                  "is not one)"
-      : kind == RuleKind::kStop ? "not allowed for kind: stop (a stop line is not a failure)"
-                                : "not allowed for kind: start (a start line is not a failure)";
+      "not allowed for kind: " + name + " (a " + name + " line " +
+      (kind == RuleKind::kReady ? "closes incidents, it is not one)" : "is not a failure)");
   for (const char* key :
        {"class", "severity", "library", "phase", "fallback", "family", "consequence",
         "last_exception", "traceback", "unless", "facts", "explanation", "remediation"}) {
@@ -489,9 +491,6 @@ Status ParseMarkerRule(const Context& ctx, const YAML::Node& root, RuleKind kind
   if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
   std::string scope = "deployment";
   if (Status s = GetString(ctx, root, "scope", false, &scope); !s.ok()) return s;
-  if (root["scope"].IsDefined() && kind != RuleKind::kReady) {
-    return ctx.Error(root["scope"], "scope", "only for kind: ready, got it on another kind");
-  }
   if (scope != "deployment" && scope != "rank") {
     return ctx.Error(root["scope"], "scope", "expected deployment or rank, got '" + scope + "'");
   }
@@ -517,18 +516,16 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
     return s;
   std::string kind = "failure";
   if (Status s = GetString(ctx, root, "kind", false, &kind); !s.ok()) return s;
-  if (kind == "ready") {
-    return ParseMarkerRule(ctx, root, RuleKind::kReady, rule);
-  } else if (kind == "stop") {
-    return ParseMarkerRule(ctx, root, RuleKind::kStop, rule);
-  } else if (kind == "start") {
-    return ParseMarkerRule(ctx, root, RuleKind::kStart, rule);
+  if (root["scope"].IsDefined() && kind != "ready") {
+    return ctx.Error(root["scope"], "scope", "only for kind: ready, got kind: " + kind);
+  }
+  static const std::map<std::string, RuleKind> kMarkers = {
+      {"ready", RuleKind::kReady}, {"stop", RuleKind::kStop}, {"start", RuleKind::kStart}};
+  if (auto marker = kMarkers.find(kind); marker != kMarkers.end()) {
+    return ParseMarkerRule(ctx, root, marker->second, rule);
   } else if (kind != "failure") {
     return ctx.Error(root["kind"], "kind",
                      "expected failure, ready, stop or start, got '" + kind + "'");
-  }
-  if (root["scope"].IsDefined()) {
-    return ctx.Error(root["scope"], "scope", "only for kind: ready, got it on a failure rule");
   }
   if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;

@@ -318,6 +318,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="build/fingerprintd")
     ap.add_argument("--harvest", default="/work/harvest/messages.jsonl")
+    ap.add_argument("--rules", metavar="DIR",
+                    help="rule directory passed to `replay --rules` (default: the binary's embedded pack)")
     ap.add_argument("--misses", type=int, default=0, metavar="N", help="list N misses per class")
     ap.add_argument("--json", metavar="PATH", help="write per-message results (JSONL)")
     ap.add_argument("--min", type=float, default=90.0, help="minimum %% per class (default 90)")
@@ -346,8 +348,13 @@ def main(argv=None) -> int:
         dep = f"m{i:05d}-{r['hash']}"
         by_dep[dep] = r
         (d / f"{dep}.log").write_text(synth_log(r))
-    proc = subprocess.run([args.bin, "replay", "--quiet", "--format", "jsonl", "--deployment-from",
-                           r"/([^/]+)\.log$", str(d) + "/"], capture_output=True, text=True)
+    if args.rules and not Path(args.rules).is_dir():
+        print(f"no rule directory at {args.rules}", file=sys.stderr)
+        return 2
+    cmd = [args.bin, "replay", "--quiet", "--format", "jsonl", "--deployment-from", r"/([^/]+)\.log$"]
+    if args.rules:
+        cmd += ["--rules", args.rules]
+    proc = subprocess.run(cmd + [str(d) + "/"], capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         print(f"replay failed ({proc.returncode}): {proc.stderr[:2000]}", file=sys.stderr)
         return 2

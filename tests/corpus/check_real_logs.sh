@@ -8,6 +8,8 @@
 # Files 01-04 (full logs of one setup) must also give exactly their one
 # incident. Prints one line per file and `N passed, N failed`.
 #   tests/corpus/check_real_logs.sh [CORPUS_DIR] [BINARY]
+# RULES=DIR replays with `--rules DIR` instead of the binary's embedded pack
+# (to try a rule change without rebuilding).
 # Run by hand (make check-real-corpus); CI has no corpus.
 set -euo pipefail
 corpus=${1:-../shared/corpus/real}
@@ -16,10 +18,11 @@ if [ ! -f "$corpus/MANIFEST.tsv" ]; then
   echo "check_real_logs: no corpus manifest at $corpus/MANIFEST.tsv" >&2
   exit 2
 fi
-exec python3 - "$bin" "$corpus" <<'PY'
+exec python3 - "$bin" "$corpus" "${RULES:-}" <<'PY'
 import csv, json, subprocess, sys
 
-binary, corpus = sys.argv[1:3]
+binary, corpus, rules = sys.argv[1:4]
+rules_args = ["--rules", rules] if rules else []
 target = "deepgemm-unknown-sf-transformation"
 # file prefix -> the exact "rule class confidence" lines replay must print
 exact = {
@@ -32,7 +35,7 @@ rows = list(csv.DictReader(open(f"{corpus}/MANIFEST.tsv"), delimiter="\t"))
 passed = failed = 0
 for row in rows:
     name = row["file"]
-    p = subprocess.run([binary, "replay", "--quiet", "--format", "jsonl", f"{corpus}/{name}"],
+    p = subprocess.run([binary, "replay", "--quiet", "--format", "jsonl", *rules_args, f"{corpus}/{name}"],
                        capture_output=True, timeout=60)
     incidents = [json.loads(l) for l in p.stdout.decode("utf-8", "replace").splitlines()
                  if l.startswith("{")]

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "testing/replay_harness.h"
+#include "testing/sanitizers.h"
 
 namespace fingerprintd::testing {
 
@@ -39,7 +40,8 @@ namespace run_harness {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-inline constexpr auto kDeadline = std::chrono::seconds(15);
+// How long a wait for the daemon may take before the test calls it hung.
+inline constexpr auto kDeadline = std::chrono::seconds(15) * kSanitizerSlowdown;
 
 // Polls `done` every 20 ms until it holds or the deadline passes.
 inline bool WaitFor(const std::function<bool()>& done,

@@ -40,9 +40,11 @@ Accounting (what "lost" and "doubled" mean, see daemon/audit.h):
   * copytruncate: at any moment, as logrotate does it (copy to rank0.log.1, then truncate; the
     writer writes nothing in between), also while the daemon is down or still catching up after a
     restart: lines the tailer had not read yet are read from the copy, found by its head;
-  * incidents: distinct incident_id per episode in the JSONL log, matched on deployment, rule and
-    first_seen within 15 s of the episode: missed = none, doubled = more than one; unexpected =
-    ids matching no episode.
+  * incidents, counted by occurrences (a failure again while its incident is open is another
+    occurrence of it, a revision whose `occurrences` grew): each occurrence is matched to the
+    episode of its deployment and rule nearest in time (within 15 s of first_seen for the first,
+    last_seen for a later one): missed = an episode with none, doubled = with more than one;
+    unexpected = occurrences matching no episode.
 
 RSS (VmRSS) and CPU (utime+stime, % of one core) of the daemon are sampled once a second into
 soak.csv. Prints `key value` lines; exit 1 when any of lost/doubled/missed/doubled incidents is not 0.
@@ -582,8 +584,12 @@ def main():
     socket_audited = sum(sum(c.values()) for s, c in audited.items() if s.startswith("tcp:"))
     file_written = ledger.lines - socket_written
 
-    # Incidents: distinct ids per episode.
-    ids = {}
+    # Incidents, counted by occurrences: an incident stays open while its
+    # deployment is broken, so a later episode of the same failure is another
+    # occurrence of it (a revision whose `occurrences` grew, at its
+    # `last_seen`), not another incident. Each occurrence is matched to the
+    # episode of its deployment and rule nearest in time (within 15 s).
+    revisions = collections.defaultdict(dict)  # incident_id -> revision -> record
     records = collections.Counter()
     with open(os.path.join(root, "incidents.jsonl")) as f:
         for line in f:
@@ -591,10 +597,21 @@ def main():
                 continue
             j = json.loads(line)
             records[j["incident_id"]] += 1
-            ids[j["incident_id"]] = (j["deployment"], j["rule"], parse_time(j["first_seen"]))
-    per_episode = collections.defaultdict(set)
+            revisions[j["incident_id"]][j["revision"]] = j
+    ids = set(revisions)
+    occurrences = []  # (incident_id, deployment, rule, time)
+    for iid, by_revision in revisions.items():
+        seen = 0
+        for rev in sorted(by_revision):
+            j = by_revision[rev]
+            n = j.get("occurrences", 1)
+            while seen < n:
+                seen += 1
+                at = j["first_seen"] if seen == 1 else j["last_seen"]
+                occurrences.append((iid, j["deployment"], j["rule"], parse_time(at)))
+    per_episode = collections.defaultdict(list)
     unmatched = []
-    for iid, (d, rule, t) in ids.items():
+    for iid, d, rule, t in occurrences:
         best = None
         for i, (ed, erule, et) in enumerate(episodes):
             if ed == d and erule == rule and abs(et - t) < 15:
@@ -603,7 +620,7 @@ def main():
         if best is None:
             unmatched.append((iid, d, rule))
         else:
-            per_episode[best].add(iid)
+            per_episode[best].append(iid)
     missed = [episodes[i] for i in range(len(episodes)) if not per_episode[i]]
     doubled_inc = [episodes[i] for i in range(len(episodes)) if len(per_episode[i]) > 1]
 
@@ -632,6 +649,7 @@ def main():
         ("episodes", len(episodes)),
         ("episodes_target", sum(1 for e in episodes if e[1] == TARGET_RULE)),
         ("incidents_expected", len(episodes)), ("incident_ids", len(ids)),
+        ("occurrences", len(occurrences)),
         ("incidents_missed", len(missed)), ("incidents_doubled", len(doubled_inc)),
         ("incidents_unexpected", len(unmatched)),
         ("incident_records", sum(records.values())),

@@ -83,6 +83,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
 
   // When the daemon first ran (the checkpoint's); before Start().
   void SetFirstRun(int64_t first_run_us) { tailer_->SetFirstRun(first_run_us); }
+  void ReadEveryFileFromItsStart() { tailer_->ReadEveryFileFromItsStart(); }
 
   // True when one of this source's globs matches `stream`.
   bool Matches(const std::string& stream) const;

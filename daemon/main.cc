@@ -21,6 +21,7 @@
 #include "fingerprintd/parse.h"
 #include "fingerprintd/rules.h"
 #include "fingerprintd/source.h"
+#include "sink/redaction.h"
 #include "source/rule_draft.h"
 
 namespace fp = fingerprintd;
@@ -244,6 +245,11 @@ int RunReplay(const ReplayArgs& args) {
   if (!status.ok()) std::cerr << "fingerprintd replay: " << status.message() << "\n";
 
   std::vector<fp::correlate::Incident> sorted = incidents.Sorted();
+  // The same redaction as the daemon's outputs (sink/redaction.h): what a
+  // replay prints may be pasted anywhere.
+  auto redactor = fp::Redactor::Create(fp::Redactor::Defaults());
+  size_t redacted = 0;
+  for (auto& incident : sorted) redacted += fp::sink::RedactIncident(**redactor, &incident);
   const auto still_failing = std::count_if(sorted.begin(), sorted.end(), [](const auto& incident) {
     return incident.closed == fp::correlate::CloseReason::kNone;
   });
@@ -261,8 +267,9 @@ int RunReplay(const ReplayArgs& args) {
     std::cerr << "fingerprintd replay: " << plan->size() << " source(s), " << stats.files
               << " file(s), " << stats.lines << " lines, " << stats.bytes << " bytes in " << seconds
               << " s; " << sorted.size() << " incident(s), " << still_failing
-              << " still failing at the end" << events.Summary()
-              << (args.shard.empty() ? "" : "; shard " + args.shard) << "\n";
+              << " still failing at the end"
+              << (redacted > 0 ? "; " + std::to_string(redacted) + " secret(s) redacted" : "")
+              << events.Summary() << (args.shard.empty() ? "" : "; shard " + args.shard) << "\n";
   }
   if (!StdoutWritten("replay")) return kExitError;
   if (found) return kExitFound;

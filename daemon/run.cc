@@ -28,7 +28,6 @@
 // `--audit FILE` (hidden, for bench/soak.sh): every line read is recorded in
 // an AuditLog (audit.h) and written to FILE with the checkpoint that commits
 // it, so a soak that SIGKILLs the daemon can count lines lost and doubled.
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -55,11 +54,13 @@
 #include "http/api.h"
 #include "http/http_server.h"
 #include "live_source.h"
+#include "redacting_log_sink.h"
 #include "sd_notify.h"
 #include "sink/alertmanager.h"
 #include "sink/incident_store.h"
 #include "sink/jsonl_sink.h"
 #include "sink/metrics.h"
+#include "sink/redaction.h"
 #include "socket_source.h"
 #include "source/checkpoint_store.h"
 #include "source/tailer.h"
@@ -89,9 +90,19 @@ constexpr auto kIdleAdvanceEvery = milliseconds(2000);
 
 milliseconds Millis(int64_t us) { return milliseconds(std::max<int64_t>(1, us / 1000)); }
 
-// Hands every incident change to each sink in turn; logs it on stderr.
+// The daemon's log sink, redacting (SetUpLogging; the Daemon sets its redactor).
+std::shared_ptr<RedactingStderrSink>& LogSink() {
+  static std::shared_ptr<RedactingStderrSink> sink;
+  return sink;
+}
+
+// Masks the secrets of every incident change (sink/redaction.h), logs it on
+// stderr and hands it to each sink in turn: nothing reaches an output
+// unredacted, what a checkpoint resumed included.
 class FanoutSink final : public correlate::IncidentSink {
  public:
+  explicit FanoutSink(sink::Metrics& metrics) : metrics_(metrics), mirrors_(*this) {}
+  void SetRedactor(std::shared_ptr<const Redactor> redactor) { redactor_ = std::move(redactor); }
   // `mirrors_open`: the sink shows what is open now (metrics, /incidents,
   // Alertmanager), so it is told again what a checkpoint resumed; the JSONL
   // log is a history and already has those.
@@ -100,7 +111,8 @@ class FanoutSink final : public correlate::IncidentSink {
     if (mirrors_open) mirrors_.sinks_.push_back(sink);
   }
   void ReportRestored(const Pipeline& pipeline) { pipeline.ReportOpenIncidents(mirrors_); }
-  void OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) override {
+  void OnIncident(correlate::IncidentChange change, const correlate::Incident& given) override {
+    const correlate::Incident incident = Redacted(given);
     spdlog::info(
         "incident {} {} rule={} deployment={} workers={}/{} occurrences={} revision={}{}{}",
         incident.incident_id, correlate::IncidentChangeName(change), incident.rule->id,
@@ -115,12 +127,26 @@ class FanoutSink final : public correlate::IncidentSink {
 
  private:
   struct Mirrors final : public correlate::IncidentSink {
-    void OnIncident(correlate::IncidentChange change,
-                    const correlate::Incident& incident) override {
+    explicit Mirrors(FanoutSink& fanout) : fanout_(fanout) {}
+    void OnIncident(correlate::IncidentChange change, const correlate::Incident& given) override {
+      const correlate::Incident incident = fanout_.Redacted(given);
       for (correlate::IncidentSink* sink : sinks_) sink->OnIncident(change, incident);
     }
+    FanoutSink& fanout_;
     std::vector<correlate::IncidentSink*> sinks_;
   };
+
+  correlate::Incident Redacted(const correlate::Incident& given) {
+    correlate::Incident incident = given;
+    if (!redactor_) return incident;
+    std::map<std::string, uint64_t> counts;
+    sink::RedactIncident(*redactor_, &incident, &counts);
+    for (const auto& [kind, count] : counts) metrics_.Redacted(kind, count);
+    return incident;
+  }
+
+  sink::Metrics& metrics_;
+  std::shared_ptr<const Redactor> redactor_;
   std::vector<correlate::IncidentSink*> sinks_;
   Mirrors mirrors_;
 };
@@ -143,15 +169,30 @@ class Daemon {
         signals_(io_, SIGINT, SIGTERM, SIGHUP),
         advance_timer_(io_),
         rescan_timer_(io_),
-        checkpoint_timer_(io_) {}
+        checkpoint_timer_(io_),
+        incident_log_timer_(io_) {}
 
   int Run() {
+    // A file-size limit (ulimit -f) reached while writing the incident log or
+    // a checkpoint is a write error (EFBIG), counted and retried like a full
+    // disk, not the end of the daemon.
+    std::signal(SIGXFSZ, SIG_IGN);
+    if (Status s = UseRedaction(config_); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return kExitUsage;
+    }
     auto jsonl = sink::JsonlIncidentSink::Open(config_.incidents_path);
     if (!jsonl.ok()) {
       spdlog::error("incidents: {}", jsonl.status().message());
       return kExitUsage;
     }
     jsonl_ = std::move(*jsonl);
+    if (jsonl_->torn_bytes_cut() > 0) {
+      spdlog::warn(
+          "incidents: {}: its last record was cut short (a crash or a full disk); its {} "
+          "byte(s) removed, so the next record starts on a line of its own",
+          config_.incidents_path, jsonl_->torn_bytes_cut());
+    }
     fanout_.Add(jsonl_.get(), /*mirrors_open=*/false);
     fanout_.Add(&metrics_);
     fanout_.Add(&incidents_);
@@ -201,8 +242,7 @@ class Daemon {
         checkpoint = std::move(*loaded);
         if (checkpoint->first_run_us > 0) first_run_us_ = checkpoint->first_run_us;
       } else if (loaded.status().code() != StatusCode::kNotFound) {
-        metrics_.CheckpointFailed();
-        spdlog::warn("{}; ignored, starting from start_at", loaded.status().message());
+        CheckpointCorrupt(loaded.status().message());
       }
     } else {
       spdlog::warn("no checkpoint_dir: a restart starts from start_at and forgets open incidents");
@@ -227,17 +267,19 @@ class Daemon {
       spdlog::error("{}", s.message());
       return kExitUsage;
     }
+    read_from_start_ = false;  // a reload resumes from its own snapshot
     serving_ = true;
     ReportSources();  // ready unless a source cannot be read
     WaitForSignal();
     ScheduleAdvance();
     ScheduleRescan();
     ScheduleCheckpoint();
+    ScheduleIncidentLogRetry();
     spdlog::info("fingerprintd {} running: {} rule(s), incidents to {}", FINGERPRINTD_VERSION,
                  rules_->rules().size(),
                  config_.incidents_path == "-" ? "stdout" : config_.incidents_path);
     if (Status s = SdNotify("READY=1"); !s.ok()) spdlog::warn("{}", s.message());
-    io_.run();
+    RunLoop();
     // SIGTERM: what Alertmanager has not received yet (a close above all) is
     // sent before the exit, for at most the push timeout.
     if (alertmanager) {
@@ -246,7 +288,7 @@ class Daemon {
         if (left > 0) spdlog::warn("alertmanager: {} alert(s) not delivered before exit", left);
         io_.stop();
       });
-      io_.run();
+      RunLoop();
     }
     spdlog::info(
         "stopped: {} lines, {} bytes, {} rotation(s), {} truncation(s), {} dropped, {} line(s) "
@@ -257,11 +299,63 @@ class Daemon {
   }
 
  private:
+  // A checkpoint that does not decode or restore: moved aside for inspection,
+  // counted, and told in one line that never quotes it; the files are then
+  // read from their beginning (those within ignore_older), since where each
+  // stopped is not known: what was written while the daemon was down is read,
+  // not skipped as start_at: end would.
+  void CheckpointCorrupt(const std::string& why) {
+    metrics_.CheckpointFailed();
+    metrics_.CheckpointCorrupt();
+    read_from_start_ = true;
+    StatusOr<std::string> aside = store_->MoveAside(WallNowMicros());
+    spdlog::warn(
+        "corrupt checkpoint: {}; {}; open incidents are forgotten and tailed files are read from "
+        "their beginning (ignore_older still applies)",
+        why,
+        aside.ok() ? "moved aside to " + *aside
+                   : "could not move it aside: " + std::string(aside.status().message()));
+  }
+
+  // The config's redaction patterns, for every incident output and the log.
+  Status UseRedaction(const config::DaemonConfig& config) {
+    auto redactor = Redactor::Create(config.redaction.All());
+    if (!redactor.ok()) return redactor.status();
+    fanout_.SetRedactor(*redactor);
+    if (LogSink()) LogSink()->SetRedactor(*redactor);
+    return OkStatus();
+  }
+
+  // Runs the event loop until it stops. An exception a handler lets out is a
+  // bug, but never what ends the daemon: it is logged, counted
+  // (fingerprintd_internal_errors_total) and dropped, and the loop runs on.
+  void RunLoop() {
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        metrics_.InternalError();
+        spdlog::error("internal error in an event handler, dropped: {}", e.what());
+      }
+    }
+  }
+
   // Binds the HTTP server first, so /healthz answers (and /readyz says
   // "starting") while the sources are opened.
   Status StartHttp() {
     http::ServerOptions options;
     options.listen = config_.http_listen;
+    options.on_descriptors_exhausted = [this] {
+      metrics_.AcceptFailed("descriptors");
+      const auto now = std::chrono::steady_clock::now();
+      if (now - http_exhaustion_logged_ > std::chrono::seconds(60)) {
+        spdlog::error(
+            "http: out of file descriptors; probes are answered from a reserve, other "
+            "connections wait (raise the limit: LimitNOFILE, ulimit -n)");
+        http_exhaustion_logged_ = now;
+      }
+    };
     http_ = std::make_unique<http::HttpServer>(io_, options, [this](const http::Request& request) {
       if (request.path == "/readyz" || request.path == "/metrics") {
         ReportSources(request.path == "/metrics");
@@ -289,6 +383,9 @@ class Daemon {
       if (source.type != config::SourceType::kFile) {  // tcp, unix, stdin: socket_source.h
         SocketSourceContext context{io_, *generation_->pipeline, metrics_, [this] { Wake(); },
                                     [this] { EndOfInput(); }};
+        context.on_accept_failed = [this](std::string_view reason) {
+          metrics_.AcceptFailed(reason);
+        };
         if (audit_) {
           context.on_line = [audit = audit_.get()](std::string_view name, std::string_view line) {
             audit->OnSocketLine(name, line);
@@ -301,6 +398,7 @@ class Daemon {
           io_, source, config_.tailer, *generation_->pipeline, metrics_, generation_->restored,
           [this] { Wake(); }, [this] { RequestCheckpoint(); }, audit_.get());
       file->SetFirstRun(first_run_us_);
+      if (read_from_start_) file->ReadEveryFileFromItsStart();
       files.push_back(file.get());
       generation_->sources.push_back(std::move(file));
     }
@@ -321,8 +419,13 @@ class Daemon {
               checkpoint->pipeline_state, [this](SourceSpec* spec) { CompleteRestoredSpec(spec); });
           !s.ok()) {
         metrics_.TakeRestoreRereads();  // not restored: nothing is read again from there
-        metrics_.CheckpointFailed();
-        spdlog::warn("checkpoint state not restored ({}); starting from start_at", s.message());
+        if (!serving_ && store_) {      // the checkpoint read at start
+          CheckpointCorrupt(store_->path() +
+                            ": its state did not restore: " + std::string(s.message()));
+        } else {  // a reload's own snapshot
+          metrics_.CheckpointFailed();
+          spdlog::warn("state not restored ({}); starting from start_at", s.message());
+        }
         return StartGeneration(nullptr);
       }
       fanout_.ReportRestored(*generation_->pipeline);
@@ -388,6 +491,9 @@ class Daemon {
   void SaveCheckpoint(bool force = false) {
     uint64_t activity = Activity();
     if (!force && !fanout_.changed && activity == activity_at_checkpoint_) return;
+    // Records the incident log could not take yet: a checkpoint past their
+    // lines would lose them at a restart; without it, they are decided again.
+    if (jsonl_->pending() > 0) return;
     activity_at_checkpoint_ = activity;
     fanout_.changed = false;
     if (!store_) return;
@@ -395,7 +501,14 @@ class Daemon {
     // first, so the checkpoint records it; released once it is committed.
     for (const auto& source : generation_->sources)
       source->PrepareCheckpoint(*generation_->pipeline);
-    source::Checkpoint checkpoint = Snapshot();
+    source::Checkpoint checkpoint;
+    try {
+      checkpoint = Snapshot();
+    } catch (const std::exception& e) {  // never the end of the daemon: the last one stays
+      metrics_.CheckpointFailed();
+      spdlog::error("checkpoint not saved: {}", e.what());
+      return;
+    }
     if (audit_) {
       auto bytes = audit_->Prepare(checkpoint);
       if (!bytes.ok()) {
@@ -464,9 +577,31 @@ class Daemon {
         problems += (problems.empty() ? "" : "; ") + problem;
       }
     }
+    for (const std::string& problem : DaemonProblems()) {
+      problems += (problems.empty() ? "" : "; ") + problem;
+    }
     for (const auto& [type, count] : open) metrics_.SetSourcesOpen(type, count);
     if (with_lags) metrics_.SetSourceLags(lags);
+    metrics_.SetIncidentLog(jsonl_->write_errors(), jsonl_->pending());
     api_.SetReady(problems.empty(), problems);
+  }
+
+  // What keeps the daemon itself from doing its job, for /readyz: incident
+  // records it cannot write, and descriptors run out (in the last 10 s).
+  std::vector<std::string> DaemonProblems() const {
+    std::vector<std::string> out;
+    if (jsonl_->pending() > 0) {
+      out.push_back("incident log " + config_.incidents_path + ": cannot write (" +
+                    jsonl_->error() + "), " + std::to_string(jsonl_->pending()) +
+                    " record(s) waiting");
+    }
+    const http::ServerStats& http = http_->stats();
+    if (http.descriptors_exhausted > 0 &&
+        std::chrono::steady_clock::now() - http.last_exhausted < std::chrono::seconds(10)) {
+      out.push_back("out of file descriptors: connections are refused (" +
+                    std::to_string(http.descriptors_exhausted) + " so far)");
+    }
+    return out;
   }
 
   // A source read something: on the idle cadence, advance at the next tick.
@@ -483,6 +618,39 @@ class Daemon {
       ReportSources();
       ScheduleRescan();
     });
+  }
+
+  // The incident log's records kept after a failed write (a full disk) are
+  // written again every second; the failure and the recovery are logged once.
+  void ScheduleIncidentLogRetry() {
+    incident_log_timer_.expires_after(std::chrono::seconds(1));
+    incident_log_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping_) return;
+      ServiceIncidentLog();
+      ScheduleIncidentLogRetry();
+    });
+  }
+
+  void ServiceIncidentLog() {
+    jsonl_->Retry();
+    const bool failing = jsonl_->pending() > 0;
+    if (failing && !incident_log_failing_) {
+      spdlog::error(
+          "incidents: cannot write to {} ({}); {} record(s) kept and retried every "
+          "second; not ready, no checkpoint past them",
+          config_.incidents_path, jsonl_->error(), jsonl_->pending());
+    } else if (!failing && incident_log_failing_) {
+      spdlog::info("incidents: {} written again; the kept records are in it",
+                   config_.incidents_path);
+    }
+    incident_log_failing_ = failing;
+    if (jsonl_->dropped_records() > incident_records_dropped_) {
+      spdlog::error("incidents: {} record(s) dropped: more than {} waited to be written",
+                    jsonl_->dropped_records() - incident_records_dropped_,
+                    sink::JsonlIncidentSink::kMaxPending);
+      incident_records_dropped_ = jsonl_->dropped_records();
+    }
+    metrics_.SetIncidentLog(jsonl_->write_errors(), jsonl_->pending());
   }
 
   void ScheduleCheckpoint() {
@@ -532,6 +700,7 @@ class Daemon {
     advance_timer_.cancel();
     rescan_timer_.cancel();
     checkpoint_timer_.cancel();
+    incident_log_timer_.cancel();
     signals_.cancel(ec);
     io_.stop();
   }
@@ -589,6 +758,7 @@ class Daemon {
       return;
     }
     metrics_.SetRulesLoaded(rules_->rules().size());
+    if (Status s = UseRedaction(config_); !s.ok()) spdlog::error("reload: {}", s.message());
     spdlog::info("reloaded: {} rule(s)", rules_->rules().size());
   }
 
@@ -610,12 +780,17 @@ class Daemon {
   asio::steady_timer advance_timer_;
   asio::steady_timer rescan_timer_;
   asio::steady_timer checkpoint_timer_;
+  asio::steady_timer incident_log_timer_;
+  bool incident_log_failing_ = false;  // logged once per change (ServiceIncidentLog)
+  uint64_t incident_records_dropped_ = 0;
+  std::chrono::steady_clock::time_point http_exhaustion_logged_{};
   sink::Metrics metrics_{FINGERPRINTD_VERSION};
   sink::IncidentStore incidents_{metrics_, config_.http_history_max_closed,
                                  config_.http_history_max_age_us};
   http::Api api_{metrics_, incidents_, FINGERPRINTD_VERSION};
   std::unique_ptr<http::HttpServer> http_;
-  FanoutSink fanout_;
+  FanoutSink fanout_{metrics_};
+  bool read_from_start_ = false;  // the checkpoint was corrupt (CheckpointCorrupt)
   std::unique_ptr<sink::JsonlIncidentSink> jsonl_;
   std::unique_ptr<source::CheckpointStore> store_;
   std::unique_ptr<AuditLog> audit_;  // --audit
@@ -636,8 +811,8 @@ class Daemon {
 };
 
 void SetUpLogging(const config::DaemonConfig& config) {
-  auto logger = spdlog::stderr_logger_st("fingerprintd");
-  spdlog::set_default_logger(logger);
+  LogSink() = std::make_shared<RedactingStderrSink>();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("fingerprintd", LogSink()));
   if (config.log_format == "json") {
     spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n","msg":"%v"})",
                         spdlog::pattern_time_type::utc);

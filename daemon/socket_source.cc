@@ -28,6 +28,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 constexpr size_t kReadBufferBytes = 64 << 10;
+constexpr std::chrono::milliseconds kAcceptRetry{100};
 
 // What every connection of one source shares.
 struct Shared {
@@ -315,6 +316,13 @@ class Listener final : public ConnectionSet {
     return stopped_ ? "stopped" : "listening on " + LocalAddress();
   }
 
+  // /readyz: connections cannot be taken while accepts keep failing.
+  std::vector<std::string> Problems() const override {
+    if (accept_failures_ == 0) return {};
+    return {shared_.streams.source_name + ": cannot accept connections (" + accept_error_ + "), " +
+            std::to_string(accept_failures_) + " failed accept(s)"};
+  }
+
   void Stop() override {
     stopped_ = true;
     error_code ec;
@@ -331,14 +339,29 @@ class Listener final : public ConnectionSet {
     acceptor_.async_accept([this](const error_code& ec, typename Protocol::socket socket) {
       if (stopped_) return;
       if (ec) {
-        // Out of descriptors (EMFILE) and the like: try again shortly
-        // rather than spin.
-        spdlog::warn("{}: accept: {}", shared_.streams.source_name, ec.message());
-        retry_timer_.expires_after(std::chrono::milliseconds(100));
+        // Out of descriptors (EMFILE) and the like: the connection stays
+        // queued, so accepting again at once would fail again, a core
+        // spinning. Counted, logged once until an accept works, retried
+        // after a pause.
+        const bool descriptors = ec == asio::error::no_descriptors || ec.value() == ENFILE;
+        if (shared_.context.on_accept_failed) {
+          shared_.context.on_accept_failed(descriptors ? "descriptors" : "other");
+        }
+        accept_error_ = ec.message();
+        if (accept_failures_++ == 0) {
+          spdlog::warn("{}: accept: {}; retrying every {} ms", shared_.streams.source_name,
+                       ec.message(), kAcceptRetry.count());
+        }
+        retry_timer_.expires_after(kAcceptRetry);
         retry_timer_.async_wait([this](const error_code& e) {
           if (!e && !stopped_) Accept();
         });
         return;
+      }
+      if (accept_failures_ > 0) {
+        spdlog::info("{}: accepting again after {} failed accept(s)", shared_.streams.source_name,
+                     accept_failures_);
+        accept_failures_ = 0;
       }
       if (connections_.size() >= shared_.config.max_connections) {
         shared_.context.events.StateEvicted(Evicted::kConnection);
@@ -359,6 +382,8 @@ class Listener final : public ConnectionSet {
   typename Protocol::acceptor acceptor_;
   asio::steady_timer retry_timer_;
   uint64_t refused_ = 0;
+  uint64_t accept_failures_ = 0;  // in a row, since the last accept that worked
+  std::string accept_error_;      // the last one's
   bool stopped_ = false;
 };
 

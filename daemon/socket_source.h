@@ -57,6 +57,9 @@ struct SocketSourceContext {
   std::function<void()> on_end;   // stdin reached its end
   // Optional: every line fed, with the source's name (run --audit, audit.h).
   std::function<void(std::string_view source, std::string_view line)> on_line = {};
+  // Optional: an accept that failed, by reason ("descriptors": EMFILE/ENFILE;
+  // "other"), for fingerprintd_accept_failures_total.
+  std::function<void(std::string_view reason)> on_accept_failed = {};
 };
 
 // A LiveSource for a `tcp`, `unix` or `stdin` source config. `context`'s

@@ -129,7 +129,10 @@ class Pipeline {
   // Registers a source. Names are unique: adding a name again returns the
   // existing id (its spec unchanged), so a restored state and a tailer that
   // rediscovers its files agree on ids. A forgotten source's name gives a
-  // fresh source, whose id may be one a forgotten source had.
+  // fresh source, whose id may be one a forgotten source had. The name,
+  // deployment and labels are kept with each byte that is not valid UTF-8
+  // escaped as `\xHH` (a path or a shipper's pod name may hold any byte):
+  // that is how they appear in the state, in incidents and in alerts.
   SourceId AddSource(const SourceSpec& spec);
 
   // Feeds one physical line without its '\n', starting at byte `offset`. An

@@ -216,28 +216,35 @@ Status GetUint(const YamlErrors& errors, const YAML::Node& map, std::string_view
   return OkStatus();
 }
 
-bool ParseDuration(std::string_view text, int64_t* out_us) {
+std::string ParseDuration(std::string_view text, int64_t max_us, int64_t* out_us) {
   int64_t value = 0;
   std::string unit;
-  static const RE2 kDuration(R"((\d{1,9})(ms|s|m|h|d))");  // compiled once, not per key
-  if (!RE2::FullMatch(text, kDuration, &value, &unit) || value <= 0) return false;
-  int64_t scale = unit == "ms"  ? 1000
-                  : unit == "s" ? 1'000'000
-                  : unit == "m" ? 60'000'000
-                  : unit == "h" ? 3'600'000'000LL
-                                : 86'400'000'000LL;
+  static const RE2 kDuration(R"((\d{1,12})(ms|s|m|h|d))");  // compiled once, not per key
+  if (!RE2::FullMatch(text, kDuration, &value, &unit) || value <= 0) {
+    return "expected a positive duration such as 500ms, 30s, 10m, 2h or 1d";
+  }
+  const int64_t scale = unit == "ms"  ? 1000
+                        : unit == "s" ? 1'000'000
+                        : unit == "m" ? 60'000'000
+                        : unit == "h" ? 3'600'000'000LL
+                                      : 86'400'000'000LL;
+  if (value > max_us / scale) {
+    return "'" + std::string(text) + "' is longer than the maximum of " +
+           (max_us % 86'400'000'000LL == 0 ? std::to_string(max_us / 86'400'000'000LL) + "d"
+                                           : std::to_string(max_us / 3'600'000'000LL) + "h");
+  }
   *out_us = value * scale;
-  return true;
+  return "";
 }
 
 Status GetDuration(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
                    std::string_view key, int64_t* out_us) {
   YAML::Node node = Child(map, key);
   if (Absent(node)) return OkStatus();
-  if (!node.IsScalar() || !ParseDuration(node.Scalar(), out_us)) {
-    return errors.Error(node, FieldName(where, key),
-                        "expected a positive duration such as 500ms, 30s, 10m, 2h or 1d");
-  }
+  const std::string problem =
+      node.IsScalar() ? ParseDuration(node.Scalar(), kMaxConfigDurationUs, out_us)
+                      : "expected a positive duration such as 500ms, 30s, 10m, 2h or 1d";
+  if (!problem.empty()) return errors.Error(node, FieldName(where, key), problem);
   return OkStatus();
 }
 

@@ -105,10 +105,15 @@ Status GetBool(const YamlErrors& errors, const YAML::Node& map, std::string_view
 // A non-negative integer no larger than `max`.
 Status GetUint(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
                std::string_view key, uint64_t max, uint64_t* out);
-// "500ms", "30s", "10m", "2h", "1d" -> microseconds (> 0).
+// The longest duration a config key takes: beyond it, an error, never an
+// overflow of the microseconds (999999999d would wrap).
+inline constexpr int64_t kMaxConfigDurationUs = 3650LL * 86'400'000'000LL;  // 3650d
+// "500ms", "30s", "10m", "2h", "1d" -> microseconds (> 0, at most kMaxConfigDurationUs).
 Status GetDuration(const YamlErrors& errors, const YAML::Node& map, std::string_view where,
                    std::string_view key, int64_t* out_us);
-// Parses a duration as above; false when it is not one.
-bool ParseDuration(std::string_view text, int64_t* out_us);
+// Parses a duration as above of at most `max_us` (config keys and rule
+// files, each with its own maximum): "" when `text` is one (*out_us set),
+// else the reason, for the caller's error.
+std::string ParseDuration(std::string_view text, int64_t max_us, int64_t* out_us);
 
 }  // namespace fingerprintd::yaml_strict

@@ -426,6 +426,39 @@ void ParseLog(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   }
 }
 
+// redaction: {defaults: true, patterns: [{kind: k, regex: '...'}, ...]}
+void ParseRedaction(Errors& e, const YAML::Node& root, RedactionConfig* out) {
+  YAML::Node redaction;
+  ParseSection(e, root, "redaction", {"defaults", "patterns"}, &redaction);
+  if (!redaction.IsMap()) return;
+  e.Add(GetBool(e.format, redaction, "redaction", "defaults", &out->defaults));
+  YAML::Node patterns = redaction["patterns"];
+  if (!patterns.IsDefined() || patterns.IsNull()) return;
+  if (!patterns.IsSequence()) {
+    e.At(patterns, "redaction.patterns", "expected a list of {kind, regex}");
+    return;
+  }
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    const std::string where = "redaction.patterns[" + std::to_string(i) + "]";
+    const YAML::Node node = patterns[i];
+    e.Add(CheckKeys(e.format, node, where, {"kind", "regex"}));
+    if (!node.IsMap()) {
+      e.At(node, where, "expected a map with kind and regex");
+      continue;
+    }
+    RedactionPattern pattern;
+    e.Add(GetString(e.format, node, where, "kind", true, &pattern.kind));
+    e.Add(GetString(e.format, node, where, "regex", true, &pattern.regex));
+    if (pattern.kind.empty() || pattern.regex.empty()) continue;
+    if (std::string problem = Redactor::Problem(pattern); !problem.empty()) {
+      const std::string key = problem.rfind("kind", 0) == 0 ? "kind" : "regex";
+      e.At(node[key], FieldName(where, key), problem.substr(problem.find(": ") + 2));
+      continue;
+    }
+    out->patterns.push_back(std::move(pattern));
+  }
+}
+
 // A listen address's host and port, with `localhost` as 127.0.0.1; false for
 // port 0 (any free port never clashes) or an address that is not host:port.
 bool Endpoint(const std::string& listen, std::string* host, uint16_t* port) {
@@ -484,7 +517,7 @@ void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   e.Add(CheckDuplicateKeys(e.format, root));
   e.Add(CheckKeys(e.format, root, "",
                   {"rules", "sources", "checkpoint_dir", "checkpoint_interval", "http", "incidents",
-                   "alertmanager", "correlation", "log", "tailer", "limits"}));
+                   "alertmanager", "correlation", "log", "tailer", "limits", "redaction"}));
   if (!root.IsMap()) return;
   e.Add(GetString(e.format, root, "", "rules", false, &out->rules_dir));
 
@@ -534,9 +567,17 @@ void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   ParseLog(e, root, out);
   ParseTailer(e, root, &out->tailer);
   ParseLimits(e, root, &out->limits);
+  ParseRedaction(e, root, &out->redaction);
 }
 
 }  // namespace
+
+std::vector<RedactionPattern> RedactionConfig::All() const {
+  std::vector<RedactionPattern> all;
+  if (defaults) all = Redactor::Defaults();
+  all.insert(all.end(), patterns.begin(), patterns.end());
+  return all;
+}
 
 Pipeline::Options PipelineOptionsFor(const DaemonConfig& config) {
   const LimitsConfig& limits = config.limits;

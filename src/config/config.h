@@ -82,8 +82,8 @@
 //     max_line_bytes: 1048576              # longer lines are truncated and counted
 //     max_files: 10000                     # files tailed at once; beyond: not opened, counted
 //   limits:                                # what the daemon keeps; beyond each cap the oldest
-//   goes,
-//                                          # counted in fingerprintd_evictions_total{what}
+//                                          # goes, counted in
+//                                          # fingerprintd_evictions_total{what}
 //     max_open_incidents: 10000            # the oldest is closed early (incident)
 //     max_held_events: 100000              # events waiting for a deployment's slower sources;
 //                                          # the oldest are released early (held_event)
@@ -97,6 +97,11 @@
 //                                          # partials older than it handed on (partial_record)
 //     symptom_timeout: 5s                  # a symptom on a message line waits this long (log
 //                                          # time) for its traceback
+//   redaction:                             # secrets masked before any output (common/redact.h)
+//     defaults: true                       # the built-in patterns (tokens, keys, signatures,
+//                                          # passwords); false: only the ones below
+//     patterns:                            # more, after them: kind [a-z0-9_]+, an RE2 whose
+//       - {kind: internal_token, regex: 'itk_([A-Za-z0-9]{16,})'}   # one group is masked
 //
 // Every default binds to loopback. Unknown keys, a key given twice in one
 // mapping, an empty label value, and two sources (or a source and http) on one
@@ -114,6 +119,7 @@
 #include <string>
 #include <vector>
 
+#include "common/redact.h"
 #include "fingerprintd/parse.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/status.h"
@@ -178,6 +184,15 @@ struct AlertmanagerConfig {
   std::string generator_url_base;  // "" = from http.listen (sink/alertmanager.h)
 };
 
+// `redaction:` (common/redact.h): the built-in patterns (on unless
+// `defaults: false`) followed by the config's own.
+struct RedactionConfig {
+  bool defaults = true;
+  std::vector<RedactionPattern> patterns;
+  // Every pattern in order: the defaults (when on), then the config's.
+  std::vector<RedactionPattern> All() const;
+};
+
 // `limits:`; defaults are Pipeline::Options' and SourceLimits'.
 struct LimitsConfig {
   uint64_t max_open_incidents = 10'000;
@@ -214,6 +229,7 @@ struct DaemonConfig {
   std::string log_format = "text";
   TailerConfig tailer;
   LimitsConfig limits;
+  RedactionConfig redaction;
   // `run --config FILE --label k=v...`: labels from the command line, set on
   // every source over the file's own, and again after each SIGHUP reload (a
   // sidecar's pod, namespace and node come from its args, not from the file).

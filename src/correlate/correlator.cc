@@ -4,11 +4,15 @@
 
 namespace fingerprintd::correlate {
 
+// The sizes come from log lines: a product past any real deployment is a
+// garbled line, and must not overflow.
+constexpr int64_t kMaxExpectedWorkers = 1 << 20;
+
 int Correlator::Impl::Expected(const Deployment& d) const {
   int tp = TensorParallel(d);
   if (tp > 0) {
     int pp = std::max(1, ParseInt(d.facts, "pipeline_parallel_size"));
-    return tp * pp;
+    return static_cast<int>(std::min<int64_t>(int64_t{tp} * pp, kMaxExpectedWorkers));
   }
   int world = ParseInt(d.facts, "world_size");
   if (world > 0) return world;

@@ -1,7 +1,9 @@
 #include "correlate/correlator_state.h"
 
 #include <algorithm>
+#include <stdexcept>
 
+#include "common/state_json.h"
 #include "correlate/correlator_impl.h"
 
 namespace fingerprintd::correlate {
@@ -22,7 +24,11 @@ json WorkerToJson(const WorkerInfo& w) {
 
 WorkerInfo WorkerFromJson(const json& j) {
   WorkerInfo w;
-  w.role = static_cast<ProcessRole>(j.at("role").get<int>());
+  const int role = j.at("role").get<int>();
+  if (role < 0 || role > static_cast<int>(ProcessRole::kOther)) {
+    throw std::invalid_argument("unknown process role " + std::to_string(role));
+  }
+  w.role = static_cast<ProcessRole>(role);
   w.name = j.at("name").get<std::string>();
   w.pid = j.at("pid").get<int32_t>();
   w.ip = j.at("ip").get<std::string>();
@@ -208,7 +214,7 @@ std::string Correlator::Impl::SaveState() const {
                 {"sources", sources},
                 {"deployments", deps},
                 {"incidents", incidents}};
-  return state.dump();
+  return DumpState(state);
 }
 
 Status Correlator::Impl::RestoreState(const std::string& text) {
@@ -345,9 +351,11 @@ Status Correlator::Impl::RestoreState(const std::string& text) {
     }
     for (Deployment* d : idle) ForgetIfIdle(d);
   } catch (const nlohmann::json::exception& e) {
-    return DataLossError(std::string("correlator state: ") + e.what());
+    return DataLossError("correlator state: " + StateErrorText(e));
   } catch (const std::out_of_range& e) {
     return DataLossError(std::string("correlator state: unknown source: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    return DataLossError(std::string("correlator state: ") + e.what());
   }
   return OkStatus();
 }

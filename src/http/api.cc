@@ -71,6 +71,7 @@ Response Api::Handle(const Request& request, int64_t now_us) {
       metrics_.SetHttpRequests("bad_request", stats.bad_requests);
       metrics_.SetHttpRequests("refused", stats.refused);
       metrics_.SetHttpRequests("evicted_idle", stats.evicted_idle);
+      metrics_.SetHttpRequests("evicted_slow", stats.evicted_slow);
       metrics_.SetHttpRequests("timeout", stats.timeouts);
     }
     return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Serialize(now_us)};

@@ -1,8 +1,12 @@
 // HttpServer: see http_server.h for the limits and why Beast.
 #include "http/http_server.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <list>
@@ -20,15 +24,21 @@ namespace {
 class Session;
 
 constexpr std::chrono::milliseconds kLingerFor{1000};
+constexpr std::chrono::milliseconds kAcceptBackoff{50};
 
 }  // namespace
 
 struct ServerState {
   ServerState(asio::io_context& io, ServerOptions o, Handler h)
-      : options(std::move(o)), handler(std::move(h)), acceptor(io) {}
+      : options(std::move(o)), handler(std::move(h)), acceptor(io), accept_retry(io) {}
+  ~ServerState() {
+    if (reserve_fd >= 0) ::close(reserve_fd);
+  }
   ServerOptions options;
   Handler handler;
   tcp::acceptor acceptor;
+  asio::steady_timer accept_retry;  // the pause after running out of descriptors
+  int reserve_fd = -1;              // a descriptor held for a probe when they run out
   ServerStats stats;
   std::list<std::weak_ptr<Session>> sessions;  // to close them on Stop or at the cap
   size_t open = 0;                             // sessions holding a slot (not yet closed)
@@ -36,6 +46,13 @@ struct ServerState {
 };
 
 namespace {
+
+// The descriptor held in reserve for when they run out (ServerState): taken
+// back as soon as one is free (a session closing), before anything else in
+// the daemon can take it.
+void HoldReserve(ServerState& state) {
+  if (state.reserve_fd < 0) state.reserve_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
 
 // One connection: read a request, answer it, repeat while kept alive.
 class Session : public std::enable_shared_from_this<Session> {
@@ -58,12 +75,18 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
+    HoldReserve(*state_);
   }
 
   // Idle: waiting for the first byte of a request, or lingering after the
   // last answer. Such a session may be closed to make room for a new one.
   bool idle() const { return idle_; }
   std::chrono::steady_clock::time_point idle_since() const { return idle_since_; }
+  // Reading a request whose first byte came at reading_since() (and not
+  // answering yet): past ServerOptions::slow_request_after it may be closed
+  // to make room too.
+  bool reading() const { return reading_; }
+  std::chrono::steady_clock::time_point reading_since() const { return reading_since_; }
 
  private:
   void ReleaseSlot() {
@@ -86,11 +109,17 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<uint32_t>(state_->options.max_request_bytes));
     parser_->body_limit(0);
     stream_.expires_after(state_->options.request_timeout);
-    if (buffer_.size() > 0) return ReadRest();  // a pipelined request is already here
+    if (buffer_.size() > 0) {  // a pipelined request is already here
+      reading_ = true;
+      reading_since_ = std::chrono::steady_clock::now();
+      return ReadRest();
+    }
     BecomeIdle();
     stream_.async_read_some(buffer_.prepare(buffer_.max_size()),
                             [self = shared_from_this()](beast::error_code ec, size_t n) {
                               self->idle_ = false;
+                              self->reading_ = true;
+                              self->reading_since_ = std::chrono::steady_clock::now();
                               self->buffer_.commit(n);
                               if (ec) return self->OnRead(ec);
                               self->ReadRest();
@@ -105,6 +134,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnRead(beast::error_code ec) {
+    reading_ = false;
     if (state_->stopped || released_) return;
     if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
@@ -208,47 +238,86 @@ class Session : public std::enable_shared_from_this<Session> {
   bool released_ = false;  // the slot is free: closed, or closing
   bool idle_ = false;
   std::chrono::steady_clock::time_point idle_since_;
+  bool reading_ = false;
+  std::chrono::steady_clock::time_point reading_since_;
 };
 
-// Closes the session idle the longest to make room for a new connection, so
-// a probe is served even when every slot is held by an idle keep-alive
-// client. False when every session is busy with a request.
-bool CloseOldestIdle(ServerState& state) {
-  std::shared_ptr<Session> oldest;
+// Makes room for a new connection at max_connections, so a probe is served
+// even when every slot is held: closes the session idle the longest (an idle
+// keep-alive client), else the one sending its request the longest once that
+// is past slow_request_after (a slowloris client). False when every session
+// is answering or quickly reading a request.
+bool MakeRoom(ServerState& state) {
+  std::shared_ptr<Session> idle, slow;
+  const auto slow_before = std::chrono::steady_clock::now() - state.options.slow_request_after;
   for (auto it = state.sessions.begin(); it != state.sessions.end();) {
     std::shared_ptr<Session> session = it->lock();
     if (!session) {
       it = state.sessions.erase(it);
       continue;
     }
-    if (session->idle() && (!oldest || session->idle_since() < oldest->idle_since())) {
-      oldest = session;
+    if (session->idle() && (!idle || session->idle_since() < idle->idle_since())) idle = session;
+    if (session->reading() && session->reading_since() < slow_before &&
+        (!slow || session->reading_since() < slow->reading_since())) {
+      slow = session;
     }
     ++it;
   }
-  if (!oldest) return false;
-  oldest->Close();
-  return true;
+  if (idle) {
+    idle->Close();
+    ++state.stats.evicted_idle;
+    return true;
+  }
+  if (slow) {
+    slow->Close();
+    ++state.stats.evicted_slow;
+    return true;
+  }
+  return false;
+}
+
+void Serve(const std::shared_ptr<ServerState>& state, tcp::socket socket) {
+  if (state->open >= state->options.max_connections) MakeRoom(*state);
+  if (state->open >= state->options.max_connections) {
+    ++state->stats.refused;
+    beast::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  auto session = std::make_shared<Session>(std::move(socket), state);
+  state->sessions.remove_if([](const std::weak_ptr<Session>& s) { return s.expired(); });
+  state->sessions.push_back(session);
+  session->Start();
 }
 
 void Accept(const std::shared_ptr<ServerState>& state) {
   state->acceptor.async_accept([state](beast::error_code ec, tcp::socket socket) {
     if (state->stopped || ec == asio::error::operation_aborted) return;
-    if (!ec) {
-      if (state->open >= state->options.max_connections && CloseOldestIdle(*state)) {
-        ++state->stats.evicted_idle;
+    if (ec == asio::error::no_descriptors || ec.value() == ENFILE) {
+      // The connection stays queued and the listener readable: accepting
+      // again at once would fail again, a core spinning. The one waiting (a
+      // probe, likely) is served with the reserve; then a pause.
+      ++state->stats.descriptors_exhausted;
+      state->stats.last_exhausted = std::chrono::steady_clock::now();
+      if (state->options.on_descriptors_exhausted) state->options.on_descriptors_exhausted();
+      if (state->reserve_fd >= 0) {
+        ::close(state->reserve_fd);
+        state->reserve_fd = -1;
+        tcp::socket waiting(state->acceptor.get_executor());
+        beast::error_code accept_ec;
+        state->acceptor.accept(waiting, accept_ec);
+        if (!accept_ec) Serve(state, std::move(waiting));
       }
-      if (state->open >= state->options.max_connections) {
-        ++state->stats.refused;
-        beast::error_code ignored;
-        socket.close(ignored);
-      } else {
-        auto session = std::make_shared<Session>(std::move(socket), state);
-        state->sessions.remove_if([](const std::weak_ptr<Session>& s) { return s.expired(); });
-        state->sessions.push_back(session);
-        session->Start();
-      }
+      state->accept_retry.expires_after(kAcceptBackoff);
+      state->accept_retry.async_wait([state](beast::error_code wait_ec) {
+        if (wait_ec || state->stopped) return;
+        HoldReserve(*state);
+        Accept(state);
+      });
+      return;
     }
+    if (!ec) Serve(state, std::move(socket));
+    HoldReserve(*state);
     Accept(state);
   });
 }
@@ -308,6 +377,7 @@ Status HttpServer::Start() {
     acceptor.close(ignored);
     return InternalError("http listen " + state_->options.listen + ": " + ec.message());
   }
+  HoldReserve(*state_);
   Accept(state_);
   return OkStatus();
 }
@@ -317,6 +387,7 @@ void HttpServer::Stop() {
   state_->stopped = true;
   beast::error_code ec;
   state_->acceptor.close(ec);
+  state_->accept_retry.cancel();
   for (auto& weak : state_->sessions) {
     if (auto session = weak.lock()) session->Close();
   }

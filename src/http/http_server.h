@@ -17,10 +17,17 @@
 // Bounded and hostile-client proof:
 //   * at most max_connections sessions; a connection beyond it makes room by
 //     closing the session idle the longest (waiting for a request or
-//     lingering after its last answer; counted: evicted_idle), so idle
-//     keep-alive clients cannot starve a liveness probe; only when every
-//     session is busy with a request is the new one closed at once (counted:
+//     lingering after its last answer; counted: evicted_idle), else the one
+//     that has been sending its request the longest, once that is more than
+//     slow_request_after (a slowloris client trickling a header; counted:
+//     evicted_slow), so neither idle keep-alive clients nor slow ones can
+//     starve a liveness probe; only when every session is answering or
+//     quickly reading a request is the new one closed at once (counted:
 //     refused);
+//   * out of file descriptors (EMFILE, ENFILE), the listener does not spin:
+//     it serves the connection waiting with a descriptor it holds in reserve
+//     (a probe is answered), then waits kAcceptBackoff before accepting again
+//     (counted: descriptors_exhausted; the daemon's /readyz says so);
 //   * a request's header must arrive whole within request_timeout of the
 //     first byte being awaited (slow clients, half-open sockets: counted
 //     timeouts, closed); a response must be written within write_timeout;
@@ -65,9 +72,13 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:9464";  // host:port, [v6]:port; port 0 = any free port
   size_t max_connections = 64;
   std::chrono::milliseconds request_timeout{5000};
+  std::chrono::milliseconds slow_request_after{500};  // evictable at the cap from then on
   std::chrono::milliseconds write_timeout{10000};
   size_t max_request_bytes = 8192;
   size_t max_requests_per_connection = 1000;
+  // Told each accept that failed for want of descriptors (the daemon counts
+  // it in fingerprintd_accept_failures_total{reason="descriptors"}).
+  std::function<void()> on_descriptors_exhausted;
 };
 
 // Counters of what the server turned away (exported as metrics by the daemon).
@@ -77,6 +88,10 @@ struct ServerStats {
   uint64_t evicted_idle = 0;  // idle connections closed to make room at max_connections
   uint64_t timeouts = 0;      // connections closed: request or write too slow
   uint64_t bad_requests = 0;  // 400/405/413/431 answers
+  uint64_t evicted_slow = 0;  // connections sending a request too slowly, closed at the cap
+  uint64_t descriptors_exhausted = 0;  // accepts that failed: out of file descriptors
+  // Steady time of the last such failure (0: none), for /readyz.
+  std::chrono::steady_clock::time_point last_exhausted{};
 };
 
 struct ServerState;  // http_server.cc; shared with the sessions

@@ -4,6 +4,7 @@
 #include <emmintrin.h>
 #endif
 #include "common/cpu.h"
+#include "common/utf8.h"
 #ifdef FINGERPRINTD_AVX2_DISPATCH
 #include <immintrin.h>
 #endif
@@ -36,8 +37,6 @@ size_t NextSpecial(std::string_view text, size_t i) {
   }
   return n;
 }
-
-bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 }  // namespace
 
@@ -119,27 +118,6 @@ size_t EscapeSequenceLength(std::string_view text) {
   while (i < n && text[i] >= 0x20 && text[i] <= 0x2F) ++i;
   if (i < n && text[i] >= 0x30 && text[i] <= 0x7E) ++i;
   return i;
-}
-
-size_t Utf8SequenceLength(std::string_view text) {
-  const size_t n = text.size();
-  const unsigned char c = static_cast<unsigned char>(text[0]);
-  auto cont = [&](size_t k) {
-    return k < n && IsContinuation(static_cast<unsigned char>(text[k]));
-  };
-  auto in = [&](size_t k, unsigned lo, unsigned hi) {
-    if (k >= n) return false;
-    const unsigned char b = static_cast<unsigned char>(text[k]);
-    return b >= lo && b <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c == 0xE0) return in(1, 0xA0, 0xBF) && cont(2) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
-  if (c == 0xED) return in(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
-  if (c == 0xF0) return in(1, 0x90, 0xBF) && cont(2) && cont(3) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
-  if (c == 0xF4) return in(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
-  return 0;
 }
 
 std::string_view CleanLine(std::string_view raw, std::string* scratch, CleanFlags* flags) {

@@ -41,7 +41,4 @@ bool IsPlainAscii(std::string_view text);
 // std::string_view::npos when `raw` has no such start.
 size_t RawLengthOf(std::string_view raw, std::string_view clean_prefix);
 
-// Length of the valid UTF-8 sequence at text[0] (a byte >= 0x80), 0 if invalid.
-size_t Utf8SequenceLength(std::string_view text);
-
 }  // namespace fingerprintd::parse

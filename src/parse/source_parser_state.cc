@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/state_json.h"
 #include "parse/source_parser_impl.h"
 
 namespace fingerprintd::parse {
@@ -28,7 +29,8 @@ std::string SourceParser::SaveState(uint64_t safe_line) const {
                        {"rank", w.rank},
                        {"time", time}});
   }
-  return nlohmann::json{{"workers", workers}, {"time", at.source}, {"dated_time", at.dated}}.dump();
+  return DumpState(
+      nlohmann::json{{"workers", workers}, {"time", at.source}, {"dated_time", at.dated}});
 }
 
 Status SourceParser::RestoreState(const std::string& state) {
@@ -63,7 +65,7 @@ Status SourceParser::RestoreState(const std::string& state) {
     source_time = js.at("time").get<int64_t>();
     dated_time = js.value("dated_time", kNoTime);  // absent in older states
   } catch (const nlohmann::json::exception& e) {
-    return DataLossError(std::string("parser state: ") + e.what());
+    return DataLossError("parser state: " + StateErrorText(e));
   }
   // The table is bounded by max_workers (plus the unprefixed stream), as
   // when it was saved; a smaller cap now keeps the first ones.

@@ -21,6 +21,8 @@
 #include <tuple>
 #include <vector>
 
+#include "common/state_json.h"
+#include "common/utf8.h"
 #include "correlate/correlator_state.h"
 #include "rules/atom_set.h"
 
@@ -455,8 +457,17 @@ struct Pipeline::Impl {
   Status Restore(const nlohmann::json& state, const Pipeline::RestoredSpec& restored_spec);
 
   // Ids come from the correlator, which hands a forgotten source's id to a
-  // later source once nothing refers to it.
-  uint32_t Add(const SourceSpec& spec) {
+  // later source once nothing refers to it. Names, the deployment and labels
+  // are kept as valid UTF-8 (common/utf8.h): a file path or a shipper's pod
+  // name may hold any byte, and they reach the state, incidents and alerts.
+  uint32_t Add(const SourceSpec& given) {
+    SourceSpec spec = given;
+    spec.name = EscapeInvalidUtf8(given.name);
+    spec.deployment = EscapeInvalidUtf8(given.deployment);
+    spec.labels.clear();
+    for (const auto& [key, value] : given.labels) {
+      spec.labels.emplace(EscapeInvalidUtf8(key), EscapeInvalidUtf8(value));
+    }
     auto found = source_ids.find(spec.name);
     if (found != source_ids.end()) return found->second;
     auto& d = deployments[spec.deployment];
@@ -713,8 +724,27 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state,
       read_held.push_back(std::move(hs));
     }
   }
-  // The correlator restores all or nothing, and the rest below cannot fail.
-  if (Status s = correlator.RestoreState(state.at("correlator").dump()); !s.ok()) return s;
+  // What can still fail, all or nothing: each source's parser and engine
+  // state, then the correlator's (which restores all or nothing itself). On
+  // a failure every source is as it was added, unfed; nothing else changed.
+  auto unfed = [&] {
+    for (const SourceState& r : read_sources) Start(*sources[source_ids.at(r.spec.name)]);
+  };
+  for (const SourceState& r : read_sources) {
+    if (r.ended || r.spec.transient) continue;
+    Source& s = *sources[source_ids.at(r.spec.name)];
+    Status st;
+    if (!r.parser.empty()) st = s.parser->RestoreState(r.parser);
+    if (st.ok() && !r.engine.empty()) st = s.engine->RestoreState(r.engine, s.parser->workers());
+    if (!st.ok()) {
+      unfed();
+      return st;
+    }
+  }
+  if (Status s = correlator.RestoreState(state.at("correlator").dump()); !s.ok()) {
+    unfed();
+    return s;
+  }
   for (const SourceState& r : read_sources) {
     Source& s = *sources[source_ids.at(r.spec.name)];
     s.next = r.safe;
@@ -731,12 +761,6 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state,
       s.tap.reset();
       s.ended = true;
     } else {
-      if (!r.parser.empty()) {
-        if (Status st = s.parser->RestoreState(r.parser); !st.ok()) return st;
-      }
-      if (!r.engine.empty()) {
-        if (Status st = s.engine->RestoreState(r.engine, s.parser->workers()); !st.ok()) return st;
-      }
       s.parser->Seek(s.next.offset, s.next.line);
       s.parser->CountAsRereadUntil(r.read_to.line);
       if (r.read_to.offset > r.safe.offset) {
@@ -770,13 +794,13 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state,
   return OkStatus();
 }
 
-std::string Pipeline::SaveState() const { return impl_->Save().dump(); }
+std::string Pipeline::SaveState() const { return DumpState(impl_->Save()); }
 
 Status Pipeline::RestoreState(const std::string& text, const RestoredSpec& restored_spec) {
   try {
     return impl_->Restore(nlohmann::json::parse(text), restored_spec);
   } catch (const nlohmann::json::exception& e) {
-    return DataLossError(std::string("pipeline state: ") + e.what());
+    return DataLossError("pipeline state: " + StateErrorText(e));
   } catch (const std::out_of_range& e) {
     return DataLossError(std::string("pipeline state: unknown source: ") + e.what());
   }

@@ -3,6 +3,7 @@
 // RestoreState).
 #include <nlohmann/json.hpp>
 
+#include "common/state_json.h"
 #include "rules/engine_impl.h"
 
 namespace fingerprintd::rules {
@@ -45,7 +46,7 @@ std::string RuleEngine::Impl::SaveState(uint64_t safe_line) const {
     }
     jstreams.push_back(std::move(jstream));
   }
-  return json{{"streams", jstreams}}.dump();
+  return DumpState(json{{"streams", jstreams}});
 }
 
 Status RuleEngine::Impl::RestoreState(const std::string& text, const parse::WorkerTable& table) {
@@ -103,7 +104,7 @@ Status RuleEngine::Impl::RestoreState(const std::string& text, const parse::Work
       }
     }
   } catch (const json::exception& e) {
-    return DataLossError(std::string("engine state: ") + e.what());
+    return DataLossError("engine state: " + StateErrorText(e));
   }
   streams = std::move(read);
   workers.assign(streams.size(), nullptr);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/re2_limits.h"
+#include "common/yaml_strict.h"
 #include "fingerprintd/rules.h"
 
 namespace fingerprintd::rules {
@@ -204,26 +205,16 @@ Status GetBool(const Context& ctx, const YAML::Node& map, std::string_view field
   return OkStatus();
 }
 
-// "30m", "120s", "2h", "500ms".
+// "30m", "120s", "2h", "500ms" (yaml_strict::ParseDuration), at most a week.
 Status GetDuration(const Context& ctx, const YAML::Node& map, std::string_view field,
                    int64_t* out_us) {
   YAML::Node node = map[std::string(field)];
   if (!node.IsDefined() || node.IsNull()) return OkStatus();
-  std::string text = node.IsScalar() ? node.as<std::string>() : "";
-  int64_t value = 0;
-  std::string unit;
-  static const RE2 kDuration(R"((\d{1,12})(ms|s|m|h))");
-  if (!RE2::FullMatch(text, kDuration, &value, &unit) || value <= 0) {
-    return ctx.Error(node, field, "expected a positive duration such as 30s, 10m or 2h");
+  const std::string text = node.IsScalar() ? node.as<std::string>() : "";
+  if (std::string problem = yaml_strict::ParseDuration(text, kMaxDurationUs, out_us);
+      !problem.empty()) {
+    return ctx.Error(node, field, problem);
   }
-  int64_t scale = unit == "ms"  ? 1000
-                  : unit == "s" ? 1'000'000
-                  : unit == "m" ? 60'000'000
-                                : 3'600'000'000LL;
-  if (value > kMaxDurationUs / scale) {
-    return ctx.Error(node, field, "'" + text + "' is longer than the maximum of 168h (7 days)");
-  }
-  *out_us = value * scale;
   return OkStatus();
 }
 

@@ -14,11 +14,13 @@ namespace fingerprintd::sink {
 StatusOr<std::unique_ptr<JsonlIncidentSink>> JsonlIncidentSink::Open(const std::string& path) {
   if (path == "-") {
     return std::unique_ptr<JsonlIncidentSink>(
-        new JsonlIncidentSink(STDOUT_FILENO, /*owned=*/false, /*sync=*/false));
+        new JsonlIncidentSink(path, STDOUT_FILENO, /*owned=*/false, /*sync=*/false));
   }
   int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return NotFoundError(path + ": " + std::strerror(errno));
-  std::unique_ptr<JsonlIncidentSink> sink(new JsonlIncidentSink(fd, /*owned=*/true, /*sync=*/true));
+  std::unique_ptr<JsonlIncidentSink> sink(
+      new JsonlIncidentSink(path, fd, /*owned=*/true, /*sync=*/true));
+  sink->CutTornTail();
   sink->LoadWritten();
   return sink;
 }
@@ -56,6 +58,29 @@ void JsonlIncidentSink::LoadWritten() {
   }
 }
 
+void JsonlIncidentSink::CutTornTail() {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || st.st_size == 0) return;
+  off_t end = st.st_size;
+  char block[4096];
+  while (end > 0) {
+    const off_t from = end > static_cast<off_t>(sizeof(block)) ? end - sizeof(block) : 0;
+    const ssize_t n = ::pread(fd_, block, static_cast<size_t>(end - from), from);
+    if (n <= 0) return;
+    for (ssize_t i = n; i > 0; --i) {
+      if (block[i - 1] == '\n') {
+        const off_t whole = from + i;
+        if (whole == st.st_size) return;
+        if (::ftruncate(fd_, whole) == 0)
+          torn_bytes_cut_ = static_cast<uint64_t>(st.st_size - whole);
+        return;
+      }
+    }
+    end = from;
+  }
+  if (::ftruncate(fd_, 0) == 0) torn_bytes_cut_ = static_cast<uint64_t>(st.st_size);
+}
+
 // Every change is a revision, the close included: one line each.
 void JsonlIncidentSink::OnIncident(correlate::IncidentChange /*change*/,
                                    const correlate::Incident& incident) {
@@ -64,20 +89,61 @@ void JsonlIncidentSink::OnIncident(correlate::IncidentChange /*change*/,
     ++duplicates_skipped_;
     return;
   }
-  std::string line = correlate::IncidentToJson(incident);
-  line += '\n';
-  size_t done = 0;
+  if (pending_.size() >= kMaxPending) {
+    pending_.pop_front();
+    front_done_ = 0;  // stdout: the rest of a half-written line is lost with it
+    ++dropped_records_;
+  }
+  pending_.push_back(correlate::IncidentToJson(incident) + '\n');
+  Flush();
+}
+
+void JsonlIncidentSink::Retry() {
+  if (!pending_.empty()) Flush();
+}
+
+void JsonlIncidentSink::Flush() {
+  while (!pending_.empty()) {
+    if (!WriteFront()) {
+      ++write_errors_;
+      return;
+    }
+    pending_.pop_front();
+    ++lines_written_;
+  }
+  error_.clear();
+}
+
+bool JsonlIncidentSink::WriteFront() {
+  const std::string& line = pending_.front();
+  const bool can_cut = owned_;
+  struct stat st;
+  if (can_cut && ::fstat(fd_, &st) != 0) {
+    error_ = std::string("fstat: ") + std::strerror(errno);
+    return false;
+  }
+  size_t done = can_cut ? 0 : front_done_;
   while (done < line.size()) {
     ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      ++write_errors_;
-      return;
+      error_ = n < 0 ? std::strerror(errno) : "nothing written";
+      if (can_cut && done > 0 && ::ftruncate(fd_, st.st_size) != 0) {
+        error_ +=
+            std::string("; and the partial record could not be cut back: ") + std::strerror(errno);
+      }
+      if (!can_cut) front_done_ = done;
+      return false;
     }
     done += static_cast<size_t>(n);
   }
-  if (sync_ && ::fsync(fd_) != 0) ++write_errors_;
-  ++lines_written_;
+  front_done_ = 0;
+  if (sync_ && ::fsync(fd_) != 0) {
+    // The record is in the file (page cache) but may not survive a crash:
+    // counted, not written again (that would double it).
+    ++write_errors_;
+  }
+  return true;
 }
 
 }  // namespace fingerprintd::sink

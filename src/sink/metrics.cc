@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/redact.h"
 #include "fingerprintd/rules.h"
 
 namespace fingerprintd::sink {
@@ -155,7 +156,43 @@ Metrics::Metrics(std::string_view version)
                                 .Help("Bytes a restore from a checkpoint (a restart, a SIGHUP "
                                       "reload) left to read again")
                                 .Register(*registry_)
-                                .Add({})) {
+                                .Add({})),
+      internal_errors_(BuildCounter()
+                           .Name("fingerprintd_internal_errors_total")
+                           .Help("Exceptions an event handler let out: logged, dropped, the "
+                                 "daemon runs on")
+                           .Register(*registry_)
+                           .Add({})),
+      incident_log_write_errors_(BuildCounter()
+                                     .Name("fingerprintd_incident_log_write_errors_total")
+                                     .Help("Incident records the JSONL log could not take "
+                                           "(kept and written again)")
+                                     .Register(*registry_)
+                                     .Add({})),
+      incident_log_pending_(BuildGauge()
+                                .Name("fingerprintd_incident_log_pending")
+                                .Help("Incident records waiting to be written to the JSONL log")
+                                .Register(*registry_)
+                                .Add({})),
+      accept_failures_(BuildCounter()
+                           .Name("fingerprintd_accept_failures_total")
+                           .Help("Connections a listener could not accept, by reason "
+                                 "(descriptors: out of file descriptors, it backs off)")
+                           .Register(*registry_)),
+      checkpoint_corrupt_(BuildCounter()
+                              .Name("fingerprintd_checkpoint_corrupt_total")
+                              .Help("Checkpoints that did not decode, moved aside; files read "
+                                    "per ignore_older")
+                              .Register(*registry_)
+                              .Add({})),
+      redactions_(BuildCounter()
+                      .Name("fingerprintd_redactions_total")
+                      .Help("Secret values masked before any output, by kind")
+                      .Register(*registry_)) {
+  for (const char* reason : {"descriptors", "other"}) accept_failures_.Add({{"reason", reason}});
+  for (const RedactionPattern& pattern : Redactor::Defaults()) {
+    redactions_.Add({{"kind", pattern.kind}});
+  }
   BuildGauge()
       .Name("fingerprintd_build_info")
       .Help("Build information; always 1")
@@ -367,6 +404,15 @@ void Metrics::ReleaseFailed() { release_failures_.Increment(); }
 void Metrics::ReleaseOverBound() { release_over_bound_.Increment(); }
 void Metrics::RetainedBytesEvicted() { retained_bytes_evicted_.Increment(); }
 
+void Metrics::InternalError() { internal_errors_.Increment(); }
+void Metrics::AcceptFailed(std::string_view reason) {
+  accept_failures_.Add({{"reason", std::string(reason)}}).Increment();
+}
+void Metrics::CheckpointCorrupt() { checkpoint_corrupt_.Increment(); }
+void Metrics::Redacted(std::string_view kind, uint64_t count) {
+  redactions_.Add({{"kind", std::string(kind)}}).Increment(static_cast<double>(count));
+}
+
 void Metrics::SourceError(std::string_view reason) {
   source_errors_->Add({{"reason", std::string(reason)}}).Increment();
 }
@@ -436,6 +482,11 @@ void SyncCounter(prometheus::Counter& counter, uint64_t total) {
 
 void Metrics::SetHttpRequests(std::string_view outcome, uint64_t total) {
   SyncCounter(http_requests_.Add({{"outcome", std::string(outcome)}}), total);
+}
+
+void Metrics::SetIncidentLog(uint64_t write_errors, size_t pending) {
+  SyncCounter(incident_log_write_errors_, write_errors);
+  incident_log_pending_.Set(static_cast<double>(pending));
 }
 
 std::string Metrics::Serialize(int64_t now_us) {

@@ -138,9 +138,30 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   void FileOpened(std::string_view start);
   void BytesUnread(std::string_view reason);
   // fingerprintd_http_requests_total{outcome}: the HTTP server's count of one
-  // outcome (answered, bad_request, refused, evicted_idle, timeout), copied
+  // outcome (answered, bad_request, refused, evicted_idle, evicted_slow,
+  // timeout), copied
   // before a scrape (http::Api).
   void SetHttpRequests(std::string_view outcome, uint64_t total);
+
+  // What the daemon lives through and says so (issue 42):
+  // - InternalError: an exception a handler of the event loop let out, logged
+  //   and dropped (fingerprintd_internal_errors_total);
+  // - SetIncidentLog: failed writes of the incident log
+  //   (fingerprintd_incident_log_write_errors_total, a total copied from the
+  //   sink) and the records kept to be written again
+  //   (fingerprintd_incident_log_pending);
+  // - AcceptFailed: a connection a listener could not take, by reason
+  //   ("descriptors": EMFILE/ENFILE, then it backs off; "other")
+  //   (fingerprintd_accept_failures_total{reason});
+  // - CheckpointCorrupt: a checkpoint that did not decode, moved aside
+  //   (fingerprintd_checkpoint_corrupt_total);
+  // - Redacted: values masked before any output, by kind
+  //   (fingerprintd_redactions_total{kind}; common/redact.h).
+  void InternalError();
+  void SetIncidentLog(uint64_t write_errors, size_t pending);
+  void AcceptFailed(std::string_view reason);
+  void CheckpointCorrupt();
+  void Redacted(std::string_view kind, uint64_t count);
 
   // Every family in the Prometheus text format; checkpoint age as of now_us.
   std::string Serialize(int64_t now_us);
@@ -199,6 +220,12 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Counter& release_over_bound_;
   prometheus::Counter& retained_bytes_evicted_;
   prometheus::Counter& restart_reread_bytes_;
+  prometheus::Counter& internal_errors_;
+  prometheus::Counter& incident_log_write_errors_;
+  prometheus::Gauge& incident_log_pending_;
+  prometheus::Family<prometheus::Counter>& accept_failures_;
+  prometheus::Counter& checkpoint_corrupt_;
+  prometheus::Family<prometheus::Counter>& redactions_;
 
   prometheus::Family<prometheus::Counter>* source_errors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* globs_matched_ = nullptr;

@@ -9,10 +9,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+
+#include "common/state_json.h"
+#include "common/utf8.h"
 
 namespace fingerprintd::source {
 
@@ -25,6 +30,37 @@ std::string Hex(uint64_t v) {
   char buf[17];
   snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
   return buf;
+}
+
+// A name that is not valid UTF-8 (a path, a shipper's pod name) is kept as
+// its bytes in hex beside its escaped, readable form.
+std::string HexBytes(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out += kHex[b >> 4];
+    out += kHex[b & 0xF];
+  }
+  return out;
+}
+
+std::optional<std::string> BytesFromHex(std::string_view hex) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi << 4 | lo);
+  }
+  return out;
 }
 
 Status Errno(const std::string& what) { return InternalError(what + ": " + std::strerror(errno)); }
@@ -56,10 +92,11 @@ std::string EncodeCheckpoint(const Checkpoint& checkpoint) {
       if (p.released > 0) piece["released"] = p.released;
       pieces.push_back(std::move(piece));
     }
-    nlohmann::json source = {{"name", s.name},
+    nlohmann::json source = {{"name", EscapeInvalidUtf8(s.name)},
                              {"safe", {{"offset", s.safe.offset}, {"line", s.safe.line}}},
                              {"pieces", std::move(pieces)}};
     if (s.read > 0) source["read"] = s.read;
+    if (!IsValidUtf8(s.name)) source["name_hex"] = HexBytes(s.name);
     sources.push_back(std::move(source));
   }
   nlohmann::json doc = {{"format", kFormat},
@@ -68,7 +105,7 @@ std::string EncodeCheckpoint(const Checkpoint& checkpoint) {
                         {"pipeline", checkpoint.pipeline_state}};
   if (checkpoint.audit_bytes >= 0) doc["audit_bytes"] = checkpoint.audit_bytes;
   if (checkpoint.first_run_us > 0) doc["first_run_us"] = checkpoint.first_run_us;
-  return doc.dump() + "\n";
+  return DumpState(doc) + "\n";
 }
 
 StatusOr<Checkpoint> DecodeCheckpoint(const std::string& text) {
@@ -85,6 +122,11 @@ StatusOr<Checkpoint> DecodeCheckpoint(const std::string& text) {
     for (const auto& s : doc.at("sources")) {
       SourceCheckpoint& sc = out.sources.emplace_back();
       sc.name = s.at("name").get<std::string>();
+      if (s.contains("name_hex")) {
+        std::optional<std::string> raw = BytesFromHex(s["name_hex"].get<std::string>());
+        if (!raw) return DataLossError("checkpoint: bad name_hex of " + sc.name);
+        sc.name = std::move(*raw);
+      }
       sc.safe.offset = s.at("safe").at("offset").get<uint64_t>();
       sc.safe.line = s.at("safe").at("line").get<uint64_t>();
       for (const auto& p : s.at("pieces")) {
@@ -108,6 +150,9 @@ StatusOr<Checkpoint> DecodeCheckpoint(const std::string& text) {
       if (out.audit_bytes < 0) return DataLossError("checkpoint: negative audit_bytes");
     }
     if (doc.contains("first_run_us")) out.first_run_us = doc["first_run_us"].get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    return DataLossError("checkpoint: " + StateErrorText(e) + " (" + std::to_string(text.size()) +
+                         " bytes)");
   } catch (const std::exception& e) {
     return DataLossError(std::string("checkpoint: ") + e.what());
   }
@@ -151,6 +196,18 @@ StatusOr<Checkpoint> CheckpointStore::Load() {
   }
   last_text_ = text.str();
   return checkpoint;
+}
+
+StatusOr<std::string> CheckpointStore::MoveAside(int64_t now_us) {
+  const time_t seconds = static_cast<time_t>(now_us / 1'000'000);
+  struct tm utc {};
+  gmtime_r(&seconds, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
+  const std::string aside = path() + ".corrupt-" + stamp;
+  if (::rename(path().c_str(), aside.c_str()) != 0) return Errno(path());
+  last_text_.clear();
+  return aside;
 }
 
 Status CheckpointStore::Save(const Checkpoint& checkpoint, bool* written) {

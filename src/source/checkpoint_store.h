@@ -5,7 +5,7 @@
 //
 //   {"format":"fingerprintd/checkpoint","version":1,
 //    "sources":[{"name":"/var/log/pods/.../0.log","safe":{"offset":1234,"line":40},
-//                "read":5678,
+//                "read":5678,                       // "name_hex": see below
 //                "pieces":[{"device":2049,"inode":131,"head_bytes":1024,
 //                           "head_hash":"9ae1...","base":0,"released":1048576}]}],
 //    "pipeline":"<Pipeline::SaveState() text>",
@@ -24,7 +24,9 @@
 // and reading it starts no lower (absent in checkpoints of older versions:
 // nothing released). `read` (optional) is the stream offset read up to when
 // it was saved: bytes of a deleted piece below it were read once and are not
-// counted lost at a restart. `first_run_us` is the wall time the daemon first ran
+// counted lost at a restart. A name that is not valid UTF-8 (a path may hold
+// any byte) is written escaped (common/utf8.h) with its bytes in hex beside
+// it, `name_hex`, which Load gives back. `first_run_us` is the wall time the daemon first ran
 // with this directory, carried by every checkpoint after: a file not in the
 // checkpoint born after it was created while the daemon was stopped and is
 // read from its start whatever start_at says (source/tailer.h). A checkpoint
@@ -99,6 +101,9 @@ class CheckpointStore {
   Status Save(const Checkpoint& checkpoint, bool* written = nullptr);
 
   std::string path() const { return dir_ + "/checkpoint.json"; }
+  // Renames a checkpoint that did not decode to `checkpoint.json.corrupt-<UTC
+  // time>` beside it, kept for inspection; the new path.
+  StatusOr<std::string> MoveAside(int64_t now_us);
   uint64_t writes() const { return writes_; }
   uint64_t skipped() const { return skipped_; }
 

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <set>
 
+#include "source/source_health.h"
+
 namespace fingerprintd::source {
 
 namespace {
@@ -36,11 +38,6 @@ bool IsDirectory(const std::string& path, bool follow) {
   struct stat st;
   int rc = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
   return rc == 0 && S_ISDIR(st.st_mode);
-}
-
-bool IsRegularFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 std::string Join(const std::string& dir, const std::string& name) {
@@ -83,10 +80,25 @@ bool EntryIsDirectory(const std::string& path, unsigned char type, bool follow) 
   return false;
 }
 
-bool EntryIsRegularFile(const std::string& path, unsigned char type) {
-  if (type == DT_REG) return true;
-  if (type == DT_UNKNOWN || type == DT_LNK) return IsRegularFile(path);
-  return false;
+// A match of the pattern's last component: a regular file goes to `out`; a
+// FIFO, socket or device to `errors` (never to be opened: it could block).
+void AddMatch(const std::string& path, unsigned char type, std::set<std::string>* out,
+              std::vector<GlobError>* errors) {
+  if (type == DT_REG) {
+    out->insert(path);
+    return;
+  }
+  if (type == DT_DIR) return;
+  struct stat st;
+  if (type == DT_UNKNOWN || type == DT_LNK) {
+    if (::stat(path.c_str(), &st) != 0) return;  // gone, or a dangling link
+    if (S_ISREG(st.st_mode)) {
+      out->insert(path);
+      return;
+    }
+    if (S_ISDIR(st.st_mode)) return;
+  }
+  if (errors != nullptr) errors->push_back(GlobError{path, kNotRegularFile});
 }
 
 // Walks parts[i..] below `dir`; files go to `out`, visited directories to `dirs`.
@@ -95,7 +107,7 @@ void Walk(const std::string& dir, const std::vector<std::string>& parts, size_t 
           int depth) {
   if (depth > 64) return;  // bound the recursion whatever the tree looks like
   if (i == parts.size()) {
-    if (IsRegularFile(dir)) out->insert(dir);
+    AddMatch(dir, DT_UNKNOWN, out, errors);
     return;
   }
   const std::string& part = parts[i];
@@ -115,7 +127,7 @@ void Walk(const std::string& dir, const std::vector<std::string>& parts, size_t 
   if (!HasWildcard(part)) {
     std::string child = Join(dir, part);
     if (last) {
-      if (IsRegularFile(child)) out->insert(child);
+      AddMatch(child, DT_UNKNOWN, out, errors);
     } else if (IsDirectory(child, true)) {
       Walk(child, parts, i + 1, out, dirs, errors, depth + 1);
     }
@@ -126,7 +138,7 @@ void Walk(const std::string& dir, const std::vector<std::string>& parts, size_t 
     if (!ComponentMatch(part, entry.name)) continue;
     std::string child = Join(dir, entry.name);
     if (last) {
-      if (EntryIsRegularFile(child, entry.type)) out->insert(child);
+      AddMatch(child, entry.type, out, errors);
     } else if (EntryIsDirectory(child, entry.type, /*follow=*/true)) {
       Walk(child, parts, i + 1, out, dirs, errors, depth + 1);
     }

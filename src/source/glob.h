@@ -36,10 +36,12 @@ std::vector<std::string> GlobDirectories(const std::string& pattern);
 
 // A directory the walk could not list: the pattern's literal prefix missing
 // (ENOENT) or not a directory (ENOTDIR), or a directory it reads that cannot
-// be opened (EACCES, ...).
+// be opened (EACCES, ...); or a match that is not a regular file (a FIFO,
+// socket or device: error source::kNotRegularFile), which is never a file
+// the glob gives.
 struct GlobError {
   std::string path;
-  int error = 0;  // errno
+  int error = 0;  // errno, or kNotRegularFile (source_health.h)
   bool operator==(const GlobError&) const = default;
 };
 

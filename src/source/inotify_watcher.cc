@@ -30,7 +30,7 @@ bool InotifyWatcher::WatchDirectory(const std::string& dir) {
   }
   // Two paths of the same directory (a symlink) share a watch descriptor.
   by_dir_[dir] = wd;
-  by_wd_.emplace(wd, dir);
+  by_wd_[wd].push_back(dir);
   return true;
 }
 
@@ -49,14 +49,16 @@ bool InotifyWatcher::Drain(std::vector<Event>* out) {
       }
       auto it = by_wd_.find(ev->wd);
       if (it == by_wd_.end()) continue;
-      if (ev->mask & IN_IGNORED) {  // the directory went away
-        by_dir_.erase(it->second);
+      if (ev->mask & IN_IGNORED) {  // the directory went away: every path to it
+        for (const std::string& dir : it->second) by_dir_.erase(dir);
         by_wd_.erase(it);
         continue;
       }
-      Event& e = out->emplace_back();
-      e.path = ev->len > 0 ? it->second + "/" + std::string(ev->name) : it->second;
-      e.mask = ev->mask;
+      for (const std::string& dir : it->second) {
+        Event& e = out->emplace_back();
+        e.path = ev->len > 0 ? dir + "/" + std::string(ev->name) : dir;
+        e.mask = ev->mask;
+      }
     }
   }
   return complete;

@@ -48,7 +48,9 @@ class InotifyWatcher {
   int fd_ = -1;
   bool exhausted_ = false;
   std::map<std::string, int> by_dir_;
-  std::map<int, std::string> by_wd_;
+  // Every path watched through a descriptor: two paths to one directory (a
+  // symlink) share it, get its events each, and both lose it together.
+  std::map<int, std::vector<std::string>> by_wd_;
 };
 
 }  // namespace fingerprintd::source

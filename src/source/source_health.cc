@@ -2,11 +2,14 @@
 #include "source/source_health.h"
 
 #include <cerrno>
+#include <cstring>
 
 namespace fingerprintd::source {
 
 std::string_view ProblemReason(int error, bool directory) {
   switch (error) {
+    case kNotRegularFile:
+      return "not_regular_file";
     case EACCES:
     case EPERM:
       return "permission_denied";
@@ -17,6 +20,11 @@ std::string_view ProblemReason(int error, bool directory) {
     default:
       return "open_failed";
   }
+}
+
+std::string ProblemDetail(int error) {
+  if (error == kNotRegularFile) return "not a regular file (a FIFO, socket or device): not read";
+  return std::string("open: ") + std::strerror(error);
 }
 
 void SourceHealth::Set(const std::string& path, Kind kind, std::string_view reason,

@@ -17,6 +17,8 @@
 //
 // Reasons (fingerprintd_source_errors_total{reason}): "no_match",
 // "directory_missing", "permission_denied", "not_a_directory",
+// "not_regular_file" (a FIFO, socket or device the glob matches, or that
+// took a watched file's place: never opened in a way that could block),
 // "open_failed", "read_error".
 //
 // Threading: the tailer's thread.
@@ -36,8 +38,13 @@ struct SourceProblem {
   std::string detail;  // for the log: the call and the system's message
 };
 
-// The reason for an errno from opening `path` (a directory when `directory`).
+// Not an errno: what was found at a file's path is not a regular file.
+inline constexpr int kNotRegularFile = -1;
+
+// The reason for an errno (or kNotRegularFile) from opening `path` (a
+// directory when `directory`), and what the log says of it.
 std::string_view ProblemReason(int error, bool directory);
+std::string ProblemDetail(int error);
 
 class SourceHealth {
  public:

@@ -37,8 +37,21 @@ void Tailer::SetWatcher(InotifyWatcher* watcher) { watcher_ = watcher; }
 
 void Tailer::SetFirstRun(int64_t first_run_us) { options_.first_run_us = first_run_us; }
 
+void Tailer::ReadEveryFileFromItsStart() { options_.start_at_end = false; }
+
 std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Never an open that can block: a FIFO (or a device) put at a watched path
+  // would hold the daemon's only thread in open() until a writer came. Non-
+  // blocking makes no difference to reading a regular file. What is not one
+  // is not opened at all (opening a FIFO would wake its writer); fstat below
+  // covers a swap between the two calls.
+  struct stat before;
+  if (::stat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) {
+    last_open_error_ = kNotRegularFile;
+    ++stats_.open_errors;
+    return nullptr;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     last_open_error_ = errno;
     if (errno != ENOENT) ++stats_.open_errors;
@@ -48,8 +61,13 @@ std::unique_ptr<Tailer::OpenFile> Tailer::OpenPath(const std::string& path) {
   file->fd = fd;
   file->path = path;
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    last_open_error_ = EINVAL;  // replaced by something that is not a file
+  if (::fstat(fd, &st) != 0) {
+    last_open_error_ = errno;
+    ++stats_.open_errors;
+    return nullptr;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    last_open_error_ = kNotRegularFile;  // replaced by a FIFO, a socket, a device
     ++stats_.open_errors;
     return nullptr;
   }
@@ -141,8 +159,8 @@ void Tailer::OpenStream(const std::string& path, bool initial, int64_t now_us) {
   if (!file && last_open_error_ != ENOENT) {
     // Not a stream until it can be read: tried again at the next Rescan().
     const int error = last_open_error_;
-    health_.Set(path, SourceHealth::Kind::kScan, ProblemReason(error, false),
-                std::string("open: ") + strerror(error), report_);
+    health_.Set(path, SourceHealth::Kind::kScan, ProblemReason(error, false), ProblemDetail(error),
+                report_);
     if (initial) unreadable_at_start_[path] = true;
     return;
   }
@@ -193,6 +211,12 @@ void Tailer::ScanGlob(const std::string& pattern, bool initial, int64_t now_us) 
     for (const std::string& dir : dirs) watcher_->WatchDirectory(dir);
   }
   for (const GlobError& error : errors) {
+    if (error.error == kNotRegularFile) {
+      if (Excluded(options_.exclude, error.path)) continue;
+      health_.Set(error.path, SourceHealth::Kind::kScan, ProblemReason(error.error, false),
+                  ProblemDetail(error.error) + " (matched by " + pattern + ")", report_);
+      continue;
+    }
     health_.Set(error.path, SourceHealth::Kind::kScan, ProblemReason(error.error, true),
                 "cannot list it (" + std::string(strerror(error.error)) + ") for " + pattern,
                 report_);
@@ -295,7 +319,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       auto next = OpenPath(stream.path);
       if (!next && last_open_error_ != ENOENT) {
         health_.Set(stream.path, SourceHealth::Kind::kRead, ProblemReason(last_open_error_, false),
-                    std::string("open: ") + strerror(last_open_error_), report_);
+                    ProblemDetail(last_open_error_), report_);
       }
       if (!next) {
         if (stream.end_pending && now_us - stream.ended_at_us >= options_.deleted_grace_us) {
@@ -383,10 +407,8 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       if (path_st.st_dev == file->identity.device && path_st.st_ino == file->identity.inode) break;
       auto next = OpenPath(stream.path);
       if (!next && last_open_error_ != ENOENT) {
-        health_.Set(
-            stream.path, SourceHealth::Kind::kRead, ProblemReason(last_open_error_, false),
-            std::string("open: ") + strerror(last_open_error_) + " (a new file at the path)",
-            report_);
+        health_.Set(stream.path, SourceHealth::Kind::kRead, ProblemReason(last_open_error_, false),
+                    ProblemDetail(last_open_error_) + " (a new file at the path)", report_);
       }
       if (!next) break;
       health_.Clear(stream.path, report_);

@@ -256,6 +256,11 @@ class Tailer {
   void SetWatcher(InotifyWatcher* watcher);
   // Sets TailerOptions::first_run_us (the checkpoint's); before the first Rescan.
   void SetFirstRun(int64_t first_run_us);
+  // The first Rescan reads every file it opens from its beginning, whatever
+  // start_at says (ignore_older still applies): the checkpoint that said where
+  // each stopped was corrupt, so what was written while the daemon was down
+  // is read rather than skipped. Before the first Rescan.
+  void ReadEveryFileFromItsStart();
 
   // Expands the globs; opens new streams (the first call applies start_at,
   // later ones read new files from their beginning) and reads them.

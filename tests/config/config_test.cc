@@ -111,6 +111,45 @@ TEST(ConfigTest, BadValuesAreErrorsNamingTheKey) {
               HasSubstr("sources[0].labels: label name 'a-b'"));
 }
 
+// 999999999d overflowed 64-bit microseconds into a negative duration.
+TEST(ConfigTest, ADurationTooLongForMicrosecondsIsAnErrorNotAnOverflow) {
+  EXPECT_EQ(
+      ErrorOf(
+          "sources:\n  - {type: file, paths: [x]}\nincidents: {path: x, gone_after: 999999999d}\n"),
+      "f.yaml:3: incidents.gone_after: '999999999d' is longer than the maximum of 3650d");
+  auto longest = ParseConfig(
+      "f.yaml", "sources:\n  - {type: file, paths: [x]}\nincidents: {path: x, max_age: 3650d}\n");
+  ASSERT_TRUE(longest.ok()) << longest.status().message();
+  EXPECT_EQ(longest->incidents_max_age_us, 3650LL * 86'400'000'000LL);
+}
+
+TEST(ConfigTest, RedactionIsOnByDefaultAndTheConfigAddsItsOwnPatterns) {
+  auto defaults = ParseConfig("f.yaml", "sources:\n  - {type: file, paths: [x]}\n");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->redaction.All().size(), Redactor::Defaults().size());
+  auto extended = ParseConfig("f.yaml",
+                              "sources:\n  - {type: file, paths: [x]}\n"
+                              "redaction:\n  patterns:\n"
+                              "    - {kind: internal_token, regex: 'itk_([A-Za-z0-9]{16,})'}\n");
+  ASSERT_TRUE(extended.ok()) << extended.status().message();
+  ASSERT_EQ(extended->redaction.All().size(), Redactor::Defaults().size() + 1);
+  EXPECT_EQ(extended->redaction.All().back().kind, "internal_token");
+  auto only = ParseConfig("f.yaml",
+                          "sources:\n  - {type: file, paths: [x]}\n"
+                          "redaction: {defaults: false, patterns: [{kind: k, regex: 'x(y)'}]}\n");
+  ASSERT_TRUE(only.ok()) << only.status().message();
+  EXPECT_EQ(only->redaction.All().size(), 1u);
+  EXPECT_EQ(ErrorOf("sources:\n  - {type: file, paths: [x]}\nredaction:\n  patterns:\n"
+                    "    - {kind: Bad Kind, regex: 'x'}\n"),
+            "f.yaml:5: redaction.patterns[0].kind: only a-z, 0-9 and _, got 'Bad Kind'");
+  EXPECT_EQ(ErrorOf("sources:\n  - {type: file, paths: [x]}\nredaction:\n  patterns:\n"
+                    "    - {kind: k, regex: '(a)(b)'}\n"),
+            "f.yaml:5: redaction.patterns[0].regex: at most one capture group (the secret), got 2");
+  EXPECT_THAT(
+      ErrorOf("sources:\n  - {type: file, paths: [x]}\nredaction: {patterns: [{kind: k}]}\n"),
+      HasSubstr("redaction.patterns[0].regex: missing required key"));
+}
+
 TEST(ConfigTest, ADeploymentFromPatternTooLargeForRe2sBudgetIsRejectedNamingTheKey) {
   EXPECT_THAT(
       ErrorOf(

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <nlohmann/json.hpp>
+
 #include "fingerprintd/correlate.h"
 #include "testing/replay_harness.h"
 
@@ -103,6 +106,18 @@ TEST_F(CorrelatorTest, AllExpectedWorkersReportedEmitsBeforeTheWindowCloses) {
               HasSubstr("2/2 tensor-parallel workers failed identically"));
   correlator_.Finish();
   EXPECT_EQ(sink_.emissions(), 1) << "unchanged incident must not be emitted twice";
+}
+
+// A garbled config line: tensor_parallel_size=2000000000 and
+// pipeline_parallel_size=4 overflowed int into a negative worker count.
+TEST_F(CorrelatorTest, ParallelSizesFromAGarbledLineDoNotOverflowTheExpectedWorkers) {
+  correlator_.OnFact(source_, "tensor_parallel_size", "2000000000");
+  correlator_.OnFact(source_, "pipeline_parallel_size", "4");
+  correlator_.OnHit(Hit("boom", Worker(0, 100), kT0));
+  correlator_.Finish();
+  ASSERT_EQ(sink_.Sorted().size(), 1u);
+  EXPECT_EQ(sink_.Sorted()[0].expected, 1 << 20);
+  EXPECT_EQ(sink_.Sorted()[0].affected, 1);
 }
 
 TEST_F(CorrelatorTest, WorldSizeGivesTheExpectedWorkersWhenTheConfigWasNotLogged) {
@@ -319,6 +334,32 @@ TEST_F(CorrelatorTest, AStateThatFailsHalfwayLeavesTheCorrelatorAsItWas) {
   const std::string before = correlator_.SaveState();
   EXPECT_EQ(correlator_.RestoreState(state).code(), StatusCode::kDataLoss);
   EXPECT_EQ(correlator_.SaveState(), before);
+}
+
+// A damaged checkpoint's process role out of the enum's range was cast
+// unchecked into a ProcessRole.
+TEST_F(CorrelatorTest, AStateWithAnUnknownProcessRoleIsADataLossErrorNamingIt) {
+  Correlator other(rules_, events_, sink_);
+  other.AddSource("pod.log", "llama");
+  other.OnHit(Hit("boom", Worker(0, 100), kT0));
+  nlohmann::json state = nlohmann::json::parse(other.SaveState());
+  bool changed = false;
+  std::function<void(nlohmann::json&)> first_role = [&](nlohmann::json& j) {
+    if (changed) return;
+    if (j.is_object() && j.contains("role")) {
+      j["role"] = 77;
+      changed = true;
+      return;
+    }
+    if (j.is_structured()) {
+      for (auto& child : j) first_role(child);
+    }
+  };
+  first_role(state);
+  ASSERT_TRUE(changed) << state.dump();
+  Status s = correlator_.RestoreState(state.dump());
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("unknown process role 77"));
 }
 
 TEST_F(CorrelatorTest, ARankThatRestartedWithANewPidIsStillOneWorker) {

@@ -1,8 +1,11 @@
-// libFuzzer target: the pipeline and correlator state readers (the
+// libFuzzer target: the pipeline and correlator state codecs (the
 // pipeline_state blob of a checkpoint). The first byte picks Pipeline or
-// Correlator. Invariants: a blob that restores saves to a blob that restores
-// into a fresh object and saves to the same blob; a rejected blob leaves the
-// object saving what a fresh one saves.
+// Correlator, or a pipeline whose source is named by the input. Invariants:
+// a blob that restores saves to a blob that restores into a fresh object and
+// saves to the same blob; a rejected blob leaves the object saving what a
+// fresh one saves; a source, deployment and label of arbitrary bytes (a
+// shipper's pod name) save without throwing and restore onto the source
+// added again with the same bytes.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -49,10 +52,30 @@ void RoundTrip(const std::string& blob, bool exact_on_error, Make make) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
-  bool correlator = in.Byte() & 1;
+  const uint8_t mode = in.Byte();
   std::string blob(in.Rest());
   fingerprintd::NullPipelineEvents events;
   NoSink sink;
+  if ((mode & 2) != 0) {
+    auto spec = [&] {
+      fingerprintd::SourceSpec s;
+      s.name = "src " + blob;
+      s.deployment = blob;
+      s.labels = {{"pod", blob}};
+      return s;
+    };
+    fingerprintd::Pipeline first(Rules(), fingerprintd::Pipeline::Options{}, events, sink);
+    const auto id = first.AddSource(spec());
+    first.Feed(id, blob, 0);
+    const std::string saved = first.SaveState();
+    fingerprintd::Pipeline second(Rules(), fingerprintd::Pipeline::Options{}, events, sink);
+    second.AddSource(spec());
+    FUZZ_CHECK(second.RestoreState(saved).ok());
+    FUZZ_CHECK(second.source_count() == 1);
+    FUZZ_CHECK(second.SaveState() == saved);
+    return 0;
+  }
+  const bool correlator = mode & 1;
   if (correlator) {
     RoundTrip(blob, true, [&] {
       return std::make_unique<fingerprintd::correlate::Correlator>(Rules(), events, sink);

@@ -2,11 +2,15 @@
 // bodies, unknown methods, slow clients, more connections than allowed.
 #include "http/http_server.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <thread>
 #include <utility>
@@ -253,6 +257,7 @@ TEST(HttpServerTest, AtTheCapWithEveryConnectionMidRequestTheNewOneIsRefused) {
   ServerOptions options;
   options.max_connections = 4;
   options.request_timeout = std::chrono::seconds(60);
+  options.slow_request_after = std::chrono::seconds(60);  // none of them is slow yet
   ServerThread server(options);
   asio::io_context io;
   std::vector<tcp::socket> busy =
@@ -266,6 +271,104 @@ TEST(HttpServerTest, AtTheCapWithEveryConnectionMidRequestTheNewOneIsRefused) {
   EXPECT_EQ(stats.evicted_idle, 0u);
   asio::write(busy[0], asio::buffer(std::string(" a\r\nConnection: close\r\n\r\n")));
   EXPECT_THAT(ReadUntilClosed(busy[0]), StartsWith("HTTP/1.1 200 "));
+}
+
+// Slowloris: 200 clients each send the start of a request and nothing more.
+// At the cap (64) the one sending its request the longest, past
+// slow_request_after, makes room, so liveness probes answer within a second.
+TEST(HttpServerTest, TwoHundredSlowlorisConnectionsDoNotStarveTheProbes) {
+  ServerOptions options;                               // cap 64, slow after 500 ms
+  options.request_timeout = std::chrono::seconds(60);  // they would hold their slot a minute
+  ServerThread server(options);
+  asio::io_context io;
+  std::vector<tcp::socket> slow;
+  for (int i = 0; i < 200; ++i) {
+    slow.push_back(Connect(io, server.port()));
+    asio::write(slow.back(), asio::buffer(std::string("GET /hel")));
+  }
+  std::this_thread::sleep_for(options.slow_request_after + milliseconds(100));
+  for (int probe = 0; probe < 5; ++probe) {
+    const auto start = std::chrono::steady_clock::now();
+    std::string reply = Exchange(server.port(), "GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n");
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_THAT(reply, StartsWith("HTTP/1.1 200 ")) << "probe " << probe;
+    EXPECT_LT(took, std::chrono::seconds(1)) << "probe " << probe;
+  }
+  // The first probe made room by closing the slowest; each later one took
+  // the slot the probe before it left.
+  ServerStats stats = server.Stats();
+  EXPECT_GE(stats.evicted_slow, 1u);
+  EXPECT_EQ(stats.requests, 5u);
+}
+
+// Out of file descriptors, the listener neither spins nor goes deaf: the
+// connection waiting is served with the descriptor held in reserve, and
+// accepting pauses between attempts (the process's CPU stays low).
+TEST(HttpServerTest, OutOfDescriptorsTheProbeIsAnsweredAndTheListenerDoesNotSpin) {
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct Restore {
+    rlimit limit;
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore{saved};
+  // Room for what the process holds already (a test runner's descriptors)
+  // and a few more, so that filling it up is quick.
+  size_t open_now = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    ++open_now;
+  }
+  rlimit low = saved;
+  low.rlim_cur = open_now + 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  {
+    ServerThread server;
+    asio::io_context io;
+    tcp::socket warm(io);  // the client's reactor (its epoll descriptor) made now
+    warm.open(tcp::v4());
+    warm.close();
+    // Every descriptor taken but two: one for this test's probe, one left
+    // for nobody: the server's accept finds none.
+    std::vector<int> hog;
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) hog.push_back(fd);
+    ASSERT_GT(hog.size(), 2u);
+    ::close(hog.back());
+    hog.pop_back();
+    tcp::socket probe = Connect(io, server.port());  // takes the one freed
+    asio::write(probe,
+                asio::buffer(std::string("GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n")));
+    EXPECT_THAT(ReadUntilClosed(probe), StartsWith("HTTP/1.1 200 "));
+    probe.close();
+    // Three more clients, each with a descriptor freed for its own end: the
+    // first takes the server's last free one, the second is served with the
+    // reserve, the third cannot be: accepts keep failing, paced, not a loop.
+    std::vector<tcp::socket> clients;
+    for (int i = 0; i < 3; ++i) {
+      ::close(hog.back());
+      hog.pop_back();
+      clients.push_back(Connect(io, server.port()));
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    const uint64_t failed_before = server.Stats().descriptors_exhausted;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ::getrusage(RUSAGE_SELF, &after);
+    auto cpu_us = [](const rusage& r) {
+      return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1'000'000LL + r.ru_utime.tv_usec +
+             r.ru_stime.tv_usec;
+    };
+    const uint64_t failed = server.Stats().descriptors_exhausted - failed_before;
+    EXPECT_LT(cpu_us(after) - cpu_us(before), 200'000) << "a core spinning on EMFILE";
+    EXPECT_GE(failed, 5u) << "retried while out of descriptors";
+    EXPECT_LE(failed, 40u) << "retried in a loop";
+    for (int fd : hog) ::close(fd);
+    // Descriptors back: every one is served.
+    const std::string request = "GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n";
+    for (tcp::socket& client : clients) {
+      asio::write(client, asio::buffer(request));
+      EXPECT_THAT(ReadUntilClosed(client), StartsWith("HTTP/1.1 200 "));
+    }
+  }
 }
 
 TEST(HttpServerTest, AnAddressThatIsNotHostPortIsAClearError) {

@@ -26,15 +26,6 @@ constexpr uint64_t kGoldenLines = 228;
 class RunSourcesTest : public RunFixture {
  protected:
   std::string Checkpoint() const { return ReadFile(dir_ / "checkpoints" / "checkpoint.json"); }
-  HttpReply Get(const std::string& target) const { return HttpGet(HttpPort(), target); }
-  // The value of the series `series` (name and labels as /metrics prints
-  // them); -1 when absent.
-  double Sample(const std::string& series) const {
-    const std::string body = Get("/metrics").body;
-    const size_t at = body.find("\n" + series + " ");
-    if (at == std::string::npos) return -1;
-    return std::stod(body.substr(at + series.size() + 2));
-  }
   // `run --config` with checkpoints only when asked for (checkpoint_interval 1h).
   std::unique_ptr<DaemonProcess> StartWithConfig(const std::string& start_at) {
     const fs::path config = dir_ / "fingerprintd.yaml";

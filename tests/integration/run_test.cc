@@ -455,17 +455,6 @@ TEST_F(RunTest, SigtermExitsZeroWithinTwoSecondsAndSavesACheckpoint) {
   EXPECT_THAT(ReadFile(dir_ / "checkpoints" / "checkpoint.json"), ::testing::HasSubstr("w.log"));
 }
 
-TEST_F(RunTest, ACorruptCheckpointIsIgnoredAndReadingStartsFromStartAt) {
-  fs::create_directories(dir_ / "checkpoints");
-  std::ofstream(dir_ / "checkpoints" / "checkpoint.json") << "{\"format\":\"fingerprintd/chec";
-  Append("w.log", Slice(lines_, 0, lines_.size()));
-  auto daemon = Start();
-  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
-  EXPECT_EQ(daemon->Kill(SIGTERM), 0);
-  EXPECT_TRUE(StderrHas("ignored, starting from start_at"));
-  ExpectOneCompleteIncident();
-}
-
 // `fingerprintd config check FILE`: its exit status and what it printed.
 std::pair<int, std::string> ConfigCheck(const fs::path& file) {
   std::string command =

@@ -283,6 +283,45 @@ TEST_F(SocketTest, TwoHundredConcurrentConnectionsEachGiveTheirDeploymentsIncide
   ExpectCleanStop(daemon);
 }
 
+// Issue 42: a shipper record whose pod name holds byte 0xFF, on a jsonl
+// socket with checkpoints on, ended the daemon at its next checkpoint (the
+// state is JSON and was dumped with the strict UTF-8 handler). It lives on,
+// reports the failure, and names the source and deployment with the byte
+// escaped; the checkpoint is written.
+TEST_F(SocketTest, AByteFFInAPodNameWithCheckpointsOnLeavesTheDaemonAliveAndReporting) {
+  std::ofstream(dir_ / "config.yaml")
+      << "sources:\n  - {type: tcp, listen: '127.0.0.1:0', framing: jsonl}\n"
+      << "checkpoint_dir: " << (dir_ / "checkpoints").string() << "\n"
+      << "checkpoint_interval: 100ms\n"
+      << "http: {listen: 127.0.0.1:0}\n"
+      << "incidents: {path: " << Incidents().string() << "}\n";
+  auto daemon = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"--config", (dir_ / "config.yaml").string()}, dir_ / "daemon.err");
+  int port = WaitForPort();
+  ASSERT_GT(port, 0) << Stderr();
+  Client c = Client::Tcp(port);
+  std::string payload;
+  for (const std::string& line : lines_) {
+    const std::string log = nlohmann::json(line + "\n").dump();
+    payload += "{\"log\":" + log + ",\"namespace\":\"ml\",\"pod\":\"vllm-\xff-0\"," +
+               "\"deployment\":\"qwen3-\xff\"}\n";
+  }
+  ASSERT_TRUE(c.Send(payload));
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  // Checkpoints are taken while the connection is open: the daemon survives them.
+  const double saved_before = Metric("fingerprintd_checkpoint_failures_total");
+  ASSERT_TRUE(WaitFor([&] {
+    return ReadFile(dir_ / "checkpoints" / "checkpoint.json").find(R"(qwen3-\\\\xFF)") !=
+           std::string::npos;
+  })) << Stderr();
+  EXPECT_EQ(saved_before, 0);
+  EXPECT_EQ(Metric("fingerprintd_checkpoint_failures_total"), 0);
+  EXPECT_EQ(Metric("fingerprintd_internal_errors_total"), 0);
+  EXPECT_EQ(IncidentLines().back()["deployment"], "qwen3-\\xFF");
+  EXPECT_THAT(IncidentLines().back().dump(), ::testing::HasSubstr(R"(vllm-\\xFF-0)"));
+  ExpectCleanStop(daemon);
+}
+
 TEST_F(SocketTest, AFloodBeyondTheConnectionLimitIsRefusedAndCountedWhileOpenOnesWork) {
   auto daemon =
       StartConfig("  - {type: tcp, listen: '127.0.0.1:0', framing: jsonl, max_connections: 4}\n");

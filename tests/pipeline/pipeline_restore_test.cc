@@ -313,3 +313,97 @@ TEST(LiveTest, TheLastExceptionOfASourceThatWentQuietIsReportedWithoutAnEndOfInp
 
 }  // namespace
 }  // namespace fingerprintd
+
+namespace fingerprintd {
+namespace {
+
+// A shipper's pod name with byte 0xFF became a source name and a deployment:
+// the state is JSON, whose strings must be UTF-8, and saving it killed the
+// daemon at its next checkpoint. The pipeline keeps such names escaped, so
+// the state saves, restores onto the same source (added again with the same
+// raw bytes) and the incident names the deployment readably.
+TEST(InvalidUtf8NameTest, ASourceNamedWithByteFFSavesRestoresAndIsReportedEscaped) {
+  const auto streams = testing::ReadFixtureStreams(testing::Golden("vllm_tp2_unknown_sf.log"));
+  const std::vector<std::string>& lines = streams[0].lines;
+  auto make_spec = [] {
+    SourceSpec spec;
+    spec.name = "tcp:127.0.0.1:0#1 ns/vllm-\xff-0";
+    spec.deployment = "vllm-\xff";
+    spec.labels = {{"pod", "vllm-\xff-0"}};
+    spec.parser.current_year = 2026;
+    return spec;
+  };
+  testing::CountingEvents events;
+  correlate::LatestIncidents before_sink;
+  Pipeline before(testing::EmbeddedRules(), Pipeline::Options(), events, before_sink);
+  Pipeline::SourceId id = before.AddSource(make_spec());
+  for (size_t line = 0; line < 66; ++line) before.Feed(id, lines[line], streams[0].offsets[line]);
+  before.Advance(0);
+  std::string state;
+  ASSERT_NO_THROW(state = before.SaveState());
+
+  correlate::LatestIncidents sink;
+  Pipeline after(testing::EmbeddedRules(), Pipeline::Options(), events, sink);
+  id = after.AddSource(make_spec());
+  ASSERT_TRUE(after.RestoreState(state).ok());
+  EXPECT_EQ(after.source_count(), 1u) << "restored onto the source added with the same bytes";
+  for (size_t line = after.NextPosition(id).line; line < lines.size(); ++line) {
+    after.Feed(id, lines[line], streams[0].offsets[line]);
+  }
+  after.Finish();
+  std::vector<correlate::Incident> incidents = sink.Sorted();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].deployment, "vllm-\\xFF");
+  EXPECT_EQ(incidents[0].labels.at("pod"), "vllm-\\xFF-0");
+  EXPECT_EQ(incidents[0].affected, 2);
+  EXPECT_NO_THROW(after.SaveState());
+}
+
+}  // namespace
+}  // namespace fingerprintd
+
+namespace fingerprintd {
+namespace {
+
+// A state whose second source's parser state is damaged: the first source
+// had already been restored (its parser, engine and position), against the
+// promise that a failed restore changes nothing.
+TEST(FailedRestoreTest, ARestoreThatFailsHalfwayChangesNoSource) {
+  const auto streams = testing::ReadFixtureStreams(testing::Golden("vllm_tp2_unknown_sf.log"));
+  auto add = [&](Pipeline& p, const std::string& name) {
+    SourceSpec spec;
+    spec.name = name;
+    spec.deployment = "d";
+    spec.parser.current_year = 2026;
+    return p.AddSource(spec);
+  };
+  testing::CountingEvents events;
+  correlate::LatestIncidents sink;
+  Pipeline before(testing::EmbeddedRules(), Pipeline::Options(), events, sink);
+  const Pipeline::SourceId a = add(before, "a.log"), b = add(before, "b.log");
+  for (size_t line = 0; line < 66; ++line) {
+    before.Feed(a, streams[0].lines[line], streams[0].offsets[line]);
+    before.Feed(b, streams[0].lines[line], streams[0].offsets[line]);
+  }
+  before.Advance(0);
+  std::string state = before.SaveState();
+  // b.log's parser state: its workers' first role made unknown.
+  const size_t b_at = state.find("\"name\":\"b.log\"");
+  ASSERT_NE(b_at, std::string::npos);
+  const size_t role = state.find("\"role\":", state.find("\"parser\"", b_at));
+  ASSERT_NE(role, std::string::npos);
+  state.replace(role, 7, "\"role\":99,\"x\":");
+
+  correlate::LatestIncidents after_sink;
+  Pipeline after(testing::EmbeddedRules(), Pipeline::Options(), events, after_sink);
+  const Pipeline::SourceId a2 = add(after, "a.log");
+  add(after, "b.log");
+  const std::string untouched = after.SaveState();
+  Status s = after.RestoreState(state);
+  ASSERT_EQ(s.code(), StatusCode::kDataLoss) << s.message();
+  EXPECT_EQ(after.SaveState(), untouched);
+  EXPECT_EQ(after.NextPosition(a2).line, 0u);
+}
+
+}  // namespace
+}  // namespace fingerprintd

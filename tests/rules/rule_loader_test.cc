@@ -332,7 +332,7 @@ TEST(RuleLoaderTest, AbsurdDurationIsRejected) {
               HasSubstr("window: expected a positive duration"));
   text = ValidRule() + "maxspan: 200h\n";
   EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
-              HasSubstr("maxspan: '200h' is longer than the maximum of 168h (7 days)"));
+              HasSubstr("maxspan: '200h' is longer than the maximum of 7d"));
   text = ValidRule() + "maxspan: 168h\n";
   EXPECT_TRUE(Load("rules/good-rule.yaml", text).ok());
 }

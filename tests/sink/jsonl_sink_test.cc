@@ -5,8 +5,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -94,6 +96,58 @@ TEST_F(JsonlSinkTest, ATornLastLineFromACrashIsIgnoredAndAppendedAfter) {
   ASSERT_TRUE(sink.ok());
   (*sink)->OnIncident(IncidentChange::kOpened, MakeIncident("inc-1", 1));
   EXPECT_EQ((*sink)->lines_written(), 1u);
+}
+
+TEST_F(JsonlSinkTest, ATornLastLineIsCutBackSoTheNextRecordStartsALineOfItsOwn) {
+  const std::string whole = correlate::IncidentToJson(MakeIncident("inc-0", 1)) + "\n";
+  const std::string torn = "{\"incident_id\":\"inc-0\",\"revi";
+  std::ofstream(path_) << whole << torn;
+  auto sink = JsonlIncidentSink::Open(path_);
+  ASSERT_TRUE(sink.ok());
+  EXPECT_EQ((*sink)->torn_bytes_cut(), torn.size());
+  (*sink)->OnIncident(IncidentChange::kOpened, MakeIncident("inc-1", 1));
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+}
+
+// A full disk: the record is kept, nothing half-written stays in the file,
+// and once space returns it is written whole, once, in order.
+TEST_F(JsonlSinkTest, AFullDiskKeepsTheRecordsAndWritesThemWholeWhenSpaceReturns) {
+  const std::string old_record = correlate::IncidentToJson(MakeIncident("inc-0", 1)) + "\n";
+  std::ofstream(path_) << old_record;
+  auto sink = JsonlIncidentSink::Open(path_);
+  ASSERT_TRUE(sink.ok());
+  // The file may grow by 100 bytes only: the next record is cut short by
+  // the kernel (EFBIG, a full disk's ENOSPC in effect).
+  struct sigaction ignore {
+  }, saved_action{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGXFSZ, &ignore, &saved_action);
+  rlimit saved{};
+  ::getrlimit(RLIMIT_FSIZE, &saved);
+  rlimit small = saved;
+  small.rlim_cur = old_record.size() + 100;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  (*sink)->OnIncident(IncidentChange::kOpened, MakeIncident("inc-1", 1));
+  (*sink)->OnIncident(IncidentChange::kUpdated, MakeIncident("inc-1", 2));
+  (*sink)->Retry();
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::sigaction(SIGXFSZ, &saved_action, nullptr);
+  EXPECT_EQ((*sink)->pending(), 2u);
+  EXPECT_GE((*sink)->write_errors(), 3u);
+  EXPECT_THAT((*sink)->error(), ::testing::HasSubstr("too large"));
+  EXPECT_EQ(fs::file_size(path_), old_record.size()) << "the partial record was cut back";
+  (*sink)->Retry();  // space again
+  EXPECT_EQ((*sink)->pending(), 0u);
+  EXPECT_EQ((*sink)->error(), "");
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 3u);
+  for (const std::string& line : lines) ASSERT_TRUE(nlohmann::json::accept(line)) << line;
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["revision"], 1);
+  EXPECT_EQ(nlohmann::json::parse(lines[2])["revision"], 2);
+  (*sink)->OnIncident(IncidentChange::kUpdated, MakeIncident("inc-1", 2));  // decided again
+  EXPECT_EQ(Lines().size(), 3u);
 }
 
 TEST_F(JsonlSinkTest, AnUnwritablePathIsAnErrorNamingIt) {

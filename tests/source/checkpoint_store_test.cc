@@ -126,6 +126,54 @@ TEST_F(CheckpointStoreTest, ACorruptCheckpointIsRefusedWithAReason) {
   EXPECT_EQ(store.Load().status().code(), StatusCode::kDataLoss);
 }
 
+TEST_F(CheckpointStoreTest, ACorruptCheckpointsReasonNeverQuotesItsText) {
+  Checkpoint c = Sample();
+  c.pipeline_state =
+      R"({"evidence":"hf_SECRETSECRETSECRETSECRETSECRET1234 )" + std::string(50'000, 'x') + "\"}";
+  const std::string full = EncodeCheckpoint(c);
+  for (size_t cut : {full.size() / 3, full.size() / 2, full.size() - 2}) {
+    StatusOr<Checkpoint> decoded = DecodeCheckpoint(full.substr(0, cut));
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_THAT(decoded.status().message(), HasSubstr("not valid JSON at byte"));
+    EXPECT_THAT(decoded.status().message(), ::testing::Not(HasSubstr("hf_SECRET")));
+    EXPECT_LT(decoded.status().message().size(), 200u) << "cut at " << cut;
+  }
+}
+
+TEST_F(CheckpointStoreTest, ACorruptCheckpointIsMovedAsideForInspection) {
+  fs::create_directories(dir_);
+  CheckpointStore store(dir_.string());
+  const std::string cut = "{\"format\":\"fingerprintd/check";
+  std::ofstream(store.path()) << cut;
+  ASSERT_EQ(store.Load().status().code(), StatusCode::kDataLoss);
+  StatusOr<std::string> aside = store.MoveAside(1'764'931'200'000'000);  // 2025-12-05T10:40:00Z
+  ASSERT_TRUE(aside.ok()) << aside.status().message();
+  EXPECT_EQ(*aside, store.path() + ".corrupt-20251205T104000Z");
+  EXPECT_FALSE(fs::exists(store.path()));
+  EXPECT_EQ(fs::file_size(*aside), cut.size());  // kept as it was
+  EXPECT_EQ(store.Load().status().code(), StatusCode::kNotFound);
+}
+
+// A path (or a shipper's pod name) may hold any byte: the checkpoint, which
+// is JSON, keeps such a name escaped and its bytes in hex, and gives the
+// bytes back.
+TEST_F(CheckpointStoreTest, ANameThatIsNotUtf8IsKeptByteForByte) {
+  Checkpoint c = Sample();
+  c.sources[0].name = std::string("/var/log/pods/ns_vllm-\xff\xfe-0/0.log");
+  const std::string text = EncodeCheckpoint(c);
+  EXPECT_THAT(text, HasSubstr(R"("name":"/var/log/pods/ns_vllm-\\xFF\\xFE-0/0.log")"));
+  EXPECT_THAT(text, HasSubstr(R"("name_hex":")"));
+  StatusOr<Checkpoint> decoded = DecodeCheckpoint(text);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded->sources[0].name, c.sources[0].name);
+  EXPECT_THAT(DecodeCheckpoint(R"({"format":"fingerprintd/checkpoint","version":1,)"
+                               R"("sources":[{"name":"a","name_hex":"zz","safe":{"offset":0,)"
+                               R"("line":0},"pieces":[]}],"pipeline":""})")
+                  .status()
+                  .message(),
+              HasSubstr("bad name_hex"));
+}
+
 TEST_F(CheckpointStoreTest, AForeignOrFutureCheckpointIsRefused) {
   EXPECT_THAT(DecodeCheckpoint(R"({"format":"vector/checkpoints","version":1})").status().message(),
               HasSubstr("not a fingerprintd checkpoint"));

@@ -357,3 +357,48 @@ TEST_F(TailerSourcesTest, APieceDeletedAfterItWasReadIsNotCountedAsUnread) {
 
 }  // namespace
 }  // namespace fingerprintd::source
+
+namespace fingerprintd::source {
+namespace {
+
+// Issue 42: a FIFO matched by the glob is never opened (an open would block
+// the daemon's only thread until a writer came): it is named as a problem,
+// and the regular files beside it are read.
+TEST_F(TailerSourcesTest, AFifoInTheGlobIsNamedNotOpenedAndTheFilesBesideItAreRead) {
+  ASSERT_EQ(::mkfifo(Path("pipe.log").c_str(), 0644), 0);
+  Append("w.log", "RuntimeError: read beside the FIFO\n");
+  auto tailer = MakeTailer("*.log");
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.texts, ElementsAre("RuntimeError: read beside the FIFO"));
+  ASSERT_EQ(client_.problems.size(), 1u);
+  EXPECT_EQ(client_.problems[0].path, Path("pipe.log"));
+  EXPECT_EQ(client_.problems[0].reason, "not_regular_file");
+  EXPECT_THAT(client_.problems[0].detail, ::testing::HasSubstr("FIFO"));
+  tailer->Rescan(now_);  // still there: retried, not reported again
+  EXPECT_EQ(client_.problems.size(), 1u);
+  fs::remove(Path("pipe.log"));
+  tailer->Rescan(now_);
+  EXPECT_EQ(client_.resolved_problems.size(), 1u);
+}
+
+// The same, for a watched log replaced by a FIFO (mkfifo at its path after
+// a rotation): the stream is not switched to it, the problem is named, and a
+// regular file put back at the path is read.
+TEST_F(TailerSourcesTest, AWatchedLogReplacedByAFifoIsNamedAndAFileAfterItIsRead) {
+  Append("w.log", "a1\n");
+  auto tailer = MakeTailer("w.log");
+  tailer->Rescan(now_);
+  fs::rename(Path("w.log"), Path("w.log.1"));
+  ASSERT_EQ(::mkfifo(Path("w.log").c_str(), 0644), 0);
+  tailer->Poll(now_);  // would block in open() forever
+  ASSERT_FALSE(client_.problems.empty());
+  EXPECT_EQ(client_.problems.back().reason, "not_regular_file");
+  fs::remove(Path("w.log"));
+  Append("w.log", "b1\n");
+  tailer->Poll(now_);
+  tailer->Rescan(now_);
+  EXPECT_THAT(client_.texts, ElementsAre("a1", "b1"));
+}
+
+}  // namespace
+}  // namespace fingerprintd::source

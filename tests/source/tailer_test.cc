@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -597,6 +598,45 @@ TEST_F(TailerTest, InotifyReportsWritesAndNewFiles) {
   ASSERT_EQ(::poll(&pfd, 1, 5000), 1);
   tailer->HandleInotify(now_);
   EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
+}
+
+// Two paths to one directory (the directory and a symlink to it) share one
+// inotify watch: the second path got no events, and once the directory was
+// deleted and created again it was never watched again.
+TEST(InotifyWatcherTest, TwoPathsToOneDirectoryBothGetItsEventsAndAreWatchedAgainAfterARecreate) {
+  fs::path dir = fs::temp_directory_path() / ("fingerprintd-inotify-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "real");
+  fs::create_directory_symlink(dir / "real", dir / "link");
+  auto watcher = InotifyWatcher::Create();
+  ASSERT_TRUE(watcher.ok());
+  const std::string real = (dir / "real").string(), link = (dir / "link").string();
+  ASSERT_TRUE((*watcher)->WatchDirectory(real));
+  ASSERT_TRUE((*watcher)->WatchDirectory(link));
+  auto drain = [&] {
+    struct pollfd pfd = {(*watcher)->fd(), POLLIN, 0};
+    EXPECT_EQ(::poll(&pfd, 1, 5000), 1);
+    std::vector<InotifyWatcher::Event> events;
+    (*watcher)->Drain(&events);
+    std::set<std::string> paths;
+    for (const auto& e : events) paths.insert(e.path);
+    return paths;
+  };
+  std::ofstream(dir / "real" / "0.log") << "a\n";
+  std::set<std::string> paths = drain();
+  EXPECT_TRUE(paths.count(real + "/0.log")) << "the directory's own path";
+  EXPECT_TRUE(paths.count(link + "/0.log")) << "the symlink's path";
+  // Deleted and made again: both paths are watched again.
+  fs::remove_all(dir / "real");
+  drain();
+  EXPECT_EQ((*watcher)->watches(), 0u);
+  fs::create_directories(dir / "real");
+  ASSERT_TRUE((*watcher)->WatchDirectory(real));
+  ASSERT_TRUE((*watcher)->WatchDirectory(link));
+  std::ofstream(dir / "real" / "1.log") << "b\n";
+  paths = drain();
+  EXPECT_TRUE(paths.count(link + "/1.log"));
+  fs::remove_all(dir);
 }
 
 TEST(GlobTest, DoubleStarAndTheKubeletLayout) {

@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/http_client.h"
 #include "testing/replay_harness.h"
 #include "testing/sanitizers.h"
 
@@ -245,6 +246,16 @@ class RunFixture : public ::testing::Test {
   // last one: a restarted daemon logs its own), 0 before it is logged.
   uint16_t HttpPort() const { return HttpPortIn(Stderr()); }
   std::string Stderr() const { return ReadFile(dir_ / "daemon.err"); }
+  // GET `target` from the daemon's HTTP port.
+  HttpReply Get(const std::string& target) const { return HttpGet(HttpPort(), target); }
+  // The value of the series `series` of /metrics (name and labels as it
+  // prints them); -1 when absent.
+  double Sample(const std::string& series) const {
+    const std::string body = Get("/metrics").body;
+    const size_t at = body.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(body.substr(at + series.size() + 2));
+  }
   bool StderrHas(const std::string& text) const { return Stderr().find(text) != std::string::npos; }
   size_t StderrCount(const std::string& text) const {
     std::string err = Stderr();

@@ -36,8 +36,10 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -197,6 +199,10 @@ class Daemon {
     fanout_.Add(&metrics_);
     fanout_.Add(&incidents_);
     metrics_.SetRulesLoaded(rules_->rules().size());
+    if (Status s = LoadHttpToken(config_); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return kExitUsage;
+    }
     if (Status s = StartHttp(); !s.ok()) {
       spdlog::error("{}", s.message());
       return kExitUsage;
@@ -315,6 +321,32 @@ class Daemon {
         why,
         aside.ok() ? "moved aside to " + *aside
                    : "could not move it aside: " + std::string(aside.status().message()));
+  }
+
+  // http.auth_token_file: the bearer token of the HTTP API (none without it).
+  // Read at start and at each reload, so a rotated Secret is taken up by a
+  // SIGHUP.
+  Status LoadHttpToken(const config::DaemonConfig& config) {
+    if (config.http_auth_token_file.empty()) {
+      api_.SetBearerToken("", false);
+      return OkStatus();
+    }
+    std::ifstream in(config.http_auth_token_file, std::ios::binary);
+    std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) {
+      return NotFoundError("http.auth_token_file: " + config.http_auth_token_file +
+                           ": cannot be read");
+    }
+    const size_t first = token.find_first_not_of(" \t\r\n");
+    const size_t last = token.find_last_not_of(" \t\r\n");
+    token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
+    if (token.empty() || token.find_first_of(" \t\r\n") != std::string::npos) {
+      return InvalidArgumentError(
+          "http.auth_token_file: " + config.http_auth_token_file + ": " +
+          (token.empty() ? "no token in it (missing or empty)" : "the token holds white space"));
+    }
+    api_.SetBearerToken(std::move(token), config.http_metrics_auth);
+    return OkStatus();
   }
 
   // The config's redaction patterns, for every incident output and the log.
@@ -759,6 +791,9 @@ class Daemon {
     }
     metrics_.SetRulesLoaded(rules_->rules().size());
     if (Status s = UseRedaction(config_); !s.ok()) spdlog::error("reload: {}", s.message());
+    if (Status s = LoadHttpToken(config_); !s.ok()) {
+      spdlog::error("reload: {}; the previous token stays", s.message());
+    }
     spdlog::info("reloaded: {} rule(s)", rules_->rules().size());
   }
 
@@ -889,6 +924,9 @@ void AddRunCommands(CLI::App& app, RunCommands* commands) {
   run->add_option("--incidents", flags.incidents, "JSONL incident log: - (stdout) or a file");
   run->add_option("--http", flags.http,
                   "HTTP listen address (default 127.0.0.1:9464; port 0 = any free port)");
+  run->add_option("--http-token-file", flags.http_token_file,
+                  "File holding the bearer token for /incidents and the status page (needed "
+                  "for an --http address beyond loopback)");
   run->add_option("--start-at", flags.start_at, "For files never seen: end or beginning")
       ->check(CLI::IsMember({"end", "beginning"}));
   run->add_option("--input-format", flags.format,
@@ -916,7 +954,7 @@ int DispatchRunCommands(const RunCommands& commands) {
     // namespace and node come from its args); any other flag would be ignored.
     std::string conflicting = commands.flags.paths.empty() ? "" : "PATH-OR-GLOB";
     for (const char* flag : {"--rules", "--deployment-from", "--checkpoint-dir", "--incidents",
-                             "--start-at", "--input-format", "--http"}) {
+                             "--start-at", "--input-format", "--http", "--http-token-file"}) {
       if (commands.run->count(flag) > 0)
         conflicting += (conflicting.empty() ? "" : ", ") + std::string(flag);
     }

@@ -398,11 +398,23 @@ void ParseHttp(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   // One fresh Node per section: assigning to a bound YAML::Node would
   // overwrite the node it refers to inside the tree.
   YAML::Node http;
-  ParseSection(e, root, "http", {"listen", "allow_remote", "history_max_closed", "history_max_age"},
+  ParseSection(e, root, "http",
+               {"listen", "allow_remote", "auth_token_file", "metrics_auth", "history_max_closed",
+                "history_max_age"},
                &http);
   if (!http.IsMap()) return;
   e.Add(GetString(e.format, http, "http", "listen", false, &out->http_listen));
   e.Add(GetBool(e.format, http, "http", "allow_remote", &out->http_allow_remote));
+  e.Add(GetString(e.format, http, "http", "auth_token_file", false, &out->http_auth_token_file));
+  e.Add(GetBool(e.format, http, "http", "metrics_auth", &out->http_metrics_auth));
+  if (out->http_allow_remote && out->http_auth_token_file.empty()) {
+    e.At(http["allow_remote"], "http.auth_token_file",
+         "required with allow_remote: true: a file holding the bearer token clients must "
+         "present for /incidents and the status page (a Kubernetes Secret)");
+  }
+  if (out->http_metrics_auth && out->http_auth_token_file.empty()) {
+    e.At(http["metrics_auth"], "http.auth_token_file", "required with metrics_auth: true");
+  }
   e.Add(GetUint(e.format, http, "http", "history_max_closed", 1'000'000,
                 &out->http_history_max_closed));
   e.Add(GetDuration(e.format, http, "http", "history_max_age", &out->http_history_max_age_us));
@@ -659,9 +671,15 @@ StatusOr<DaemonConfig> ConfigFromFlags(const RunFlags& flags) {
     if (Status s = CheckListenAddress(flags.http); !s.ok()) {
       return InvalidArgumentError("--http: " + s.message());
     }
-    // A flag typed by hand is explicit enough: `--http 0.0.0.0:9464` is allowed.
+    // Beyond loopback, the token file comes with it (as http.auth_token_file).
     config.http_listen = flags.http;
-    config.http_allow_remote = true;
+    config.http_allow_remote = !CheckLoopbackOrAllowed(flags.http, false).ok();
+    config.http_auth_token_file = flags.http_token_file;
+    if (config.http_allow_remote && flags.http_token_file.empty()) {
+      return InvalidArgumentError("--http: '" + flags.http +
+                                  "' listens beyond loopback: give --http-token-file FILE too (the "
+                                  "bearer token clients must present)");
+    }
   }
   config.incidents_path = flags.incidents.empty() ? "-" : flags.incidents;
   SourceConfig source;

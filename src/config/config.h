@@ -49,7 +49,11 @@
 //   checkpoint_dir: /var/lib/fingerprintd   # default: none (no checkpoints; warned)
 //   checkpoint_interval: 5s
 //   http:
-//     listen: 127.0.0.1:9464               # + allow_remote: true to listen beyond loopback
+//     listen: 127.0.0.1:9464               # + allow_remote: true to listen beyond loopback,
+//                                          # which needs auth_token_file
+//     auth_token_file: /etc/fingerprintd-secret/token   # a bearer token (a Kubernetes Secret)
+//                                          # for every path but /healthz, /readyz (and
+//     metrics_auth: false                  # /metrics unless true); read at start and reload
 //     history_max_closed: 500              # closed incidents /incidents and the status page
 //                                          # keep, oldest closed dropped (incident_history)
 //     history_max_age: 24h                 # and for at most this long after their last hit
@@ -213,6 +217,10 @@ struct DaemonConfig {
   int64_t checkpoint_interval_us = 5'000'000;
   std::string http_listen = "127.0.0.1:9464";
   bool http_allow_remote = false;  // a non-loopback http.listen needs it
+  // The file holding the bearer token of /incidents, the status page (and,
+  // with http_metrics_auth, /metrics); required beside allow_remote.
+  std::string http_auth_token_file;
+  bool http_metrics_auth = false;
   // The incident history of /incidents and the status page (sink::IncidentStore):
   // how many closed incidents it keeps and for how long (a reload applies new ones).
   uint64_t http_history_max_closed = 500;
@@ -253,7 +261,8 @@ struct RunFlags {
   std::string incidents = "-";
   std::string start_at = "end";
   std::string format = "auto";
-  std::string http;  // "" = the default listen address
+  std::string http;             // "" = the default listen address
+  std::string http_token_file;  // --http-token-file: needed for an --http beyond loopback
   std::vector<std::string> paths;
 };
 // Builds the one-source config; errors name the flag (`--label: ...`).

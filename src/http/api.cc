@@ -1,6 +1,8 @@
 // Api: see api.h for the paths.
 #include "http/api.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 
@@ -63,7 +65,31 @@ void Api::SetReady(bool ready, std::string reason) {
   not_ready_reason_ = std::move(reason);
 }
 
+bool Api::Authorized(const Request& request) const {
+  if (token_.empty() || request.path == "/healthz" || request.path == "/readyz") return true;
+  if (request.path == "/metrics" && !metrics_auth_) return true;
+  constexpr std::string_view kScheme = "Bearer ";
+  std::string_view given = request.authorization;
+  if (given.size() < kScheme.size() ||
+      !std::equal(kScheme.begin(), kScheme.end(), given.begin(),
+                  [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+    return false;
+  }
+  given.remove_prefix(kScheme.size());
+  // Compared in time independent of where they differ.
+  unsigned char differ = given.size() == token_.size() ? 0 : 1;
+  for (size_t i = 0; i < token_.size(); ++i) {
+    differ |= static_cast<unsigned char>(token_[i] ^ (i < given.size() ? given[i] : 0));
+  }
+  return differ == 0;
+}
+
 Response Api::Handle(const Request& request, int64_t now_us) {
+  if (!Authorized(request)) {
+    Response denied = Text(401, "unauthorized: this path needs Authorization: Bearer <token>\n");
+    denied.www_authenticate = "Bearer realm=\"fingerprintd\"";
+    return denied;
+  }
   if (request.path == "/metrics") {
     if (server_stats_ != nullptr) {
       const ServerStats& stats = *server_stats_;

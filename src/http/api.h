@@ -17,6 +17,11 @@
 //   GET /            the status page (status_page.h): incidents and sources
 //   anything else    404
 //
+// With a bearer token set (SetBearerToken: `http.auth_token_file`, required
+// for a listener beyond loopback), every path but /healthz and /readyz (and
+// /metrics unless `http.metrics_auth`) answers 401 with a Bearer challenge
+// unless the request carries `Authorization: Bearer <token>`.
+//
 // Threading: the io_context thread, like the state it reads.
 #pragma once
 
@@ -45,15 +50,24 @@ class Api {
   void SetSources(std::vector<SourceRow> sources) { sources_ = std::move(sources); }
   // The server's own counters, exported with the metrics (may stay null).
   void SetServerStats(const ServerStats* stats) { server_stats_ = stats; }
+  // The token requests must present ("" = none asked); `metrics`: /metrics too.
+  void SetBearerToken(std::string token, bool metrics) {
+    token_ = std::move(token);
+    metrics_auth_ = metrics;
+  }
 
  private:
   Response Incidents(std::string_view query);
+  // Whether `request` may see `path` (see the header).
+  bool Authorized(const Request& request) const;
 
   sink::Metrics& metrics_;
   sink::IncidentStore& store_;
   std::string version_;
   const ServerStats* server_stats_ = nullptr;
   std::vector<SourceRow> sources_;
+  std::string token_;
+  bool metrics_auth_ = false;
   bool ready_ = false;
   std::string not_ready_reason_ = "starting";
 };

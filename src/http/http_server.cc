@@ -164,11 +164,14 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     std::string_view target(request.target().data(), request.target().size());
     size_t q = target.find('?');
+    const auto authorization = request[bhttp::field::authorization];
     Request r{head ? "HEAD" : "GET", target.substr(0, q),
-              q == std::string_view::npos ? std::string_view() : target.substr(q + 1)};
+              q == std::string_view::npos ? std::string_view() : target.substr(q + 1),
+              std::string_view(authorization.data(), authorization.size())};
     Response response = state_->handler(r);
     ++state_->stats.requests;
-    Answer(response.status, response.content_type, std::move(response.body), keep_alive, head, {});
+    Answer(response.status, response.content_type, std::move(response.body), keep_alive, head, {},
+           response.www_authenticate);
   }
 
   static std::string_view ReasonText(int status) {
@@ -177,7 +180,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Answer(int status, std::string_view content_type, std::string body, bool keep_alive,
-              bool head, std::string_view allow) {
+              bool head, std::string_view allow, std::string_view www_authenticate = {}) {
     response_ = {};
     response_.result(static_cast<unsigned>(status));
     response_.version(11);
@@ -187,6 +190,10 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.set(bhttp::field::cache_control, "no-store");
     if (!allow.empty()) {
       response_.set(bhttp::field::allow, beast::string_view(allow.data(), allow.size()));
+    }
+    if (!www_authenticate.empty()) {
+      response_.set(bhttp::field::www_authenticate,
+                    beast::string_view(www_authenticate.data(), www_authenticate.size()));
     }
     response_.keep_alive(keep_alive);
     response_.body() = std::move(body);

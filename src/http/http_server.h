@@ -55,15 +55,17 @@
 namespace fingerprintd::http {
 
 struct Request {
-  std::string_view method;  // "GET" or "HEAD" (others never reach the handler)
-  std::string_view path;    // "/incidents"
-  std::string_view query;   // "deployment=x&since=..." (without '?'), still %-encoded
+  std::string_view method;         // "GET" or "HEAD" (others never reach the handler)
+  std::string_view path;           // "/incidents"
+  std::string_view query;          // "deployment=x&since=..." (without '?'), still %-encoded
+  std::string_view authorization;  // the Authorization header's value ("" when absent)
 };
 
 struct Response {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::string www_authenticate;  // a 401's challenge (WWW-Authenticate), else ""
 };
 
 using Handler = std::function<Response(const Request&)>;

@@ -111,6 +111,32 @@ TEST(ConfigTest, BadValuesAreErrorsNamingTheKey) {
               HasSubstr("sources[0].labels: label name 'a-b'"));
 }
 
+TEST(ConfigTest, AListenerBeyondLoopbackNeedsABearerTokenFile) {
+  EXPECT_EQ(ErrorOf("sources:\n  - {type: file, paths: [x]}\n"
+                    "http: {listen: 0.0.0.0:9464, allow_remote: true}\n"),
+            "f.yaml:3: http.auth_token_file: required with allow_remote: true: a file holding the "
+            "bearer token clients must present for /incidents and the status page (a Kubernetes "
+            "Secret)");
+  auto remote = ParseConfig("f.yaml",
+                            "sources:\n  - {type: file, paths: [x]}\n"
+                            "http: {listen: 0.0.0.0:9464, allow_remote: true, auth_token_file: "
+                            "/run/secrets/token, metrics_auth: true}\n");
+  ASSERT_TRUE(remote.ok()) << remote.status().message();
+  EXPECT_EQ(remote->http_auth_token_file, "/run/secrets/token");
+  EXPECT_TRUE(remote->http_metrics_auth);
+  RunFlags flags;
+  flags.paths = {"x"};
+  flags.http = "0.0.0.0:9464";
+  auto command_line = ConfigFromFlags(flags);
+  ASSERT_FALSE(command_line.ok());
+  EXPECT_THAT(command_line.status().message(), HasSubstr("--http-token-file"));
+  flags.http_token_file = "/run/secrets/token";
+  ASSERT_TRUE(ConfigFromFlags(flags).ok());
+  flags.http = "127.0.0.1:0";
+  flags.http_token_file.clear();
+  EXPECT_TRUE(ConfigFromFlags(flags).ok()) << "loopback needs no token";
+}
+
 // 999999999d overflowed 64-bit microseconds into a negative duration.
 TEST(ConfigTest, ADurationTooLongForMicrosecondsIsAnErrorNotAnOverflow) {
   EXPECT_EQ(

@@ -61,8 +61,10 @@ TEST_F(K8sSidecarRunTest, TheSidecarAsTheKubeletStartsItReportsTheExampleFailure
       {{"/var/log/vllm", (dir_ / "vllm").string()},
        {"/var/lib/fingerprintd", (dir_ / "state").string()},
        {"0.0.0.0:9464", "127.0.0.1:0"},
+       {"/etc/fingerprintd-secret/token", (dir_ / "token").string()},
        {"incidents: {path: \"-\"}", "incidents: {path: \"" + Incidents().string() + "\"}"}});
   fs::create_directories(dir_ / "state");
+  std::ofstream(dir_ / "token") << "s3cret-token\n";  // the Secret fingerprintd-http-token
   const std::map<std::string, std::string> downward_api = {
       {"$(POD_NAME)", "qwen3-fp8-7d9f8c6b5-x2x9k"},
       {"$(POD_NAMESPACE)", "inference"},

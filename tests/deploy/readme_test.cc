@@ -56,8 +56,8 @@ std::vector<std::string> CodeBlocks(const std::string& heading) {
 // A block is not run here when its first command needs one of these (`make image`
 // and `make deb` blocks: `make test-image` and `make test-deb` run their commands).
 bool NeedsACluster(const std::string& block) {
-  for (const char* prefix :
-       {"kubectl apply", "kubectl wait", "docker ", "sudo ", "systemctl ", "make ", "podman "}) {
+  for (const char* prefix : {"kubectl apply", "kubectl create", "kubectl wait", "docker ", "sudo ",
+                             "systemctl ", "make ", "podman "}) {
     if (block.starts_with(prefix)) return true;
   }
   return false;

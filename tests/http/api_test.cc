@@ -113,6 +113,35 @@ TEST_F(ApiTest, IncidentsFilterBySignatureAndThePageSaysWhereElseItWasSeen) {
                 " · <a href=\"/incidents?signature=sig-00112233aabbccdd\">"));
 }
 
+// Issue 42: a listener beyond loopback served every incident (evidence,
+// facts, model names) to anyone who could reach the port.
+TEST_F(ApiTest, WithATokenEveryPathButTheProbesAndMetricsNeedsTheBearerToken) {
+  api_.SetBearerToken("s3cret-token", /*metrics=*/false);
+  auto get = [&](std::string_view path, std::string_view authorization) {
+    return api_.Handle(Request{"GET", path, "", authorization}, kNow);
+  };
+  for (std::string_view path : {"/incidents", "/", "/nowhere"}) {
+    Response denied = get(path, "");
+    EXPECT_EQ(denied.status, 401) << path;
+    EXPECT_EQ(denied.www_authenticate, "Bearer realm=\"fingerprintd\"") << path;
+    EXPECT_EQ(denied.body.find("qwen3-tp2"), std::string::npos) << path;
+    EXPECT_EQ(get(path, "Bearer wrong-token").status, 401) << path;
+    EXPECT_EQ(get(path, "Bearer s3cret-token-and-more").status, 401) << path;
+    EXPECT_EQ(get(path, "Basic s3cret-token").status, 401) << path;
+  }
+  EXPECT_EQ(get("/incidents", "Bearer s3cret-token").status, 200);
+  EXPECT_EQ(get("/incidents", "bearer s3cret-token").status, 200);  // the scheme's case
+  EXPECT_EQ(get("/nowhere", "Bearer s3cret-token").status, 404);
+  EXPECT_EQ(get("/healthz", "").status, 200);
+  EXPECT_EQ(get("/readyz", "").status, 503);  // not ready yet: answered, not refused
+  EXPECT_EQ(get("/metrics", "").status, 200);
+  api_.SetBearerToken("s3cret-token", /*metrics=*/true);
+  EXPECT_EQ(get("/metrics", "").status, 401);
+  EXPECT_EQ(get("/metrics", "Bearer s3cret-token").status, 200);
+  api_.SetBearerToken("", false);  // none: open, as on loopback without a token file
+  EXPECT_EQ(get("/incidents", "").status, 200);
+}
+
 TEST_F(ApiTest, ABadQueryParameterIsA400NamingIt) {
   Response r = Get("/incidents", "since=yesterday");
   EXPECT_EQ(r.status, 400);

@@ -199,6 +199,45 @@ TEST_F(RunReliabilityTest, ACorruptCheckpointIsMovedAsideCountedAndTheFilesAreRe
   ExpectOneCompleteIncident();
 }
 
+// A listener beyond loopback served every incident to anyone who reached
+// the port. With http.auth_token_file, /incidents and the status page need
+// the token, the probes and /metrics stay open, and a SIGHUP takes up a
+// rotated token (a Kubernetes Secret updated in place).
+TEST_F(RunReliabilityTest, TheApiAsksForTheBearerTokenAndAReloadTakesUpARotatedOne) {
+  std::ofstream(dir_ / "token") << "first-token\n";
+  Append("w.log", Slice(lines_, 0, lines_.size()));
+  auto daemon = StartWithConfig("");
+  std::string config = ReadFile(dir_ / "config.yaml");
+  const std::string http = "http: {listen: '127.0.0.1:0'}";
+  ASSERT_NE(config.find(http), std::string::npos);
+  daemon.reset();
+  config.replace(
+      config.find(http), http.size(),
+      "http: {listen: '127.0.0.1:0', auth_token_file: " + (dir_ / "token").string() + "}");
+  std::ofstream(dir_ / "config.yaml") << config;
+  daemon = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"--config", (dir_ / "config.yaml").string()}, dir_ / "daemon.err");
+  ASSERT_TRUE(WaitFor([&] { return HasCompleteIncident(); })) << Stderr();
+  auto with = [&](const std::string& target, const std::string& token) {
+    return HttpGet(HttpPort(), target, "GET", "Authorization: Bearer " + token + "\r\n");
+  };
+  HttpReply denied = Get("/incidents");
+  EXPECT_EQ(denied.status, 401);
+  EXPECT_THAT(denied.headers, HasSubstr("WWW-Authenticate: Bearer"));
+  EXPECT_EQ(Get("/").status, 401);
+  EXPECT_EQ(with("/incidents", "first-token").status, 200);
+  EXPECT_THAT(with("/", "first-token").body, HasSubstr("deepgemm-unknown-sf-transformation"));
+  EXPECT_EQ(Get("/healthz").status, 200);
+  EXPECT_EQ(Get("/metrics").status, 200);
+  std::ofstream(dir_ / "token") << "second-token\n";
+  daemon->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return with("/incidents", "second-token").status == 200; }))
+      << Stderr();
+  EXPECT_EQ(with("/incidents", "first-token").status, 401);
+  EXPECT_FALSE(StderrHas("second-token")) << "the token is never logged";
+  EXPECT_EQ(daemon->Kill(SIGTERM), 0) << Stderr();
+}
+
 // An Alertmanager stand-in: accepts POSTs on 127.0.0.1:<port>, answers 200,
 // keeps the bodies. Its own thread; stopped by the destructor.
 class AlertReceiver {

@@ -14,15 +14,17 @@ struct HttpReply {
   std::string body;
 };
 
+// `headers`: more header lines, each ending in "\r\n" (e.g. an Authorization).
 inline HttpReply HttpGet(uint16_t port, const std::string& target,
-                         const std::string& method = "GET") {
+                         const std::string& method = "GET", const std::string& headers = "") {
   namespace asio = boost::asio;
   HttpReply reply;
   try {
     asio::io_context io;
     asio::ip::tcp::socket socket(io);
     socket.connect({asio::ip::make_address("127.0.0.1"), port});
-    std::string request = method + " " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    std::string request =
+        method + " " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n" + headers + "\r\n";
     asio::write(socket, asio::buffer(request));
     std::string raw;
     boost::system::error_code ec;

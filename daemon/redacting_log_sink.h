@@ -46,4 +46,10 @@ class RedactingStderrSink final : public spdlog::sinks::base_sink<spdlog::detail
   std::shared_ptr<const Redactor> redactor_;
 };
 
+// The daemon's log sink, redacting (SetUpLogging; the Daemon sets its redactor).
+inline std::shared_ptr<RedactingStderrSink>& LogSink() {
+  static std::shared_ptr<RedactingStderrSink> sink;
+  return sink;
+}
+
 }  // namespace fingerprintd::daemon

@@ -20,7 +20,7 @@ int HexValue(char c) {
 }
 
 Response Text(int status, std::string body) {
-  return Response{status, "text/plain; charset=utf-8", std::move(body)};
+  return Response{status, "text/plain; charset=utf-8", std::move(body), ""};
 }
 
 // `since`: RFC 3339 ("2026-11-30T12:00:00Z") or Unix seconds ("1764504000").
@@ -100,7 +100,8 @@ Response Api::Handle(const Request& request, int64_t now_us) {
       metrics_.SetHttpRequests("evicted_slow", stats.evicted_slow);
       metrics_.SetHttpRequests("timeout", stats.timeouts);
     }
-    return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Serialize(now_us)};
+    return Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Serialize(now_us),
+                    ""};
   }
   if (request.path == "/incidents") return Incidents(request.query);
   if (request.path == "/healthz") return Text(200, "ok\n");
@@ -109,7 +110,7 @@ Response Api::Handle(const Request& request, int64_t now_us) {
   }
   if (request.path == "/") {
     return Response{200, "text/html; charset=utf-8",
-                    RenderStatusPage(store_.Query({}), sources_, now_us, version_)};
+                    RenderStatusPage(store_.Query({}), sources_, now_us, version_), ""};
   }
   return Text(404, "not found; try /, /metrics, /incidents, /healthz, /readyz\n");
 }
@@ -137,7 +138,7 @@ Response Api::Incidents(std::string_view query) {
       return Text(400, "unknown parameter '" + key + "' (deployment, since, signature)\n");
     }
   }
-  return Response{200, "application/json", sink::IncidentsToJsonArray(store_.Query(filter))};
+  return Response{200, "application/json", sink::IncidentsToJsonArray(store_.Query(filter)), ""};
 }
 
 }  // namespace fingerprintd::http

@@ -60,9 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The raw bytes as path?query straight to the handler (what a parsed target can hold).
   size_t q = bytes.find('?');
-  Check(world->api.Handle({"GET", bytes.substr(0, q),
-                           q == std::string_view::npos ? std::string_view() : bytes.substr(q + 1)},
-                          kNow));
+  Check(world->api.Handle(
+      {"GET", bytes.substr(0, q),
+       q == std::string_view::npos ? std::string_view() : bytes.substr(q + 1), ""},
+      kNow));
   FUZZ_CHECK(fingerprintd::http::PercentDecode(bytes).size() <= bytes.size());
 
   // The same bytes as a request on the wire, possibly several (keep-alive).
@@ -95,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t mark = target.find('?');
     fingerprintd::http::Response response = world->api.Handle(
         {head ? "HEAD" : "GET", target.substr(0, mark),
-         mark == std::string_view::npos ? std::string_view() : target.substr(mark + 1)},
+         mark == std::string_view::npos ? std::string_view() : target.substr(mark + 1), ""},
         kNow);
     Check(response);
   }

@@ -13,7 +13,7 @@ constexpr int64_t kNow = 1'764'504'000'000'000;  // 2025-11-30T12:00:00Z
 class ApiFuzzRegressionTest : public ::testing::Test {
  protected:
   Response Get(std::string_view path, std::string_view query) {
-    return api_.Handle(Request{"GET", path, query}, kNow);
+    return api_.Handle(Request{"GET", path, query, ""}, kNow);
   }
 
   testing::CountingEvents events_;

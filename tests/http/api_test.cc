@@ -49,7 +49,7 @@ class ApiTest : public ::testing::Test {
   }
 
   Response Get(std::string_view path, std::string_view query = "") {
-    return api_.Handle(Request{"GET", path, query}, kNow);
+    return api_.Handle(Request{"GET", path, query, ""}, kNow);
   }
 
   testing::CountingEvents events_;

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "testing/sanitizers.h"
+
 namespace fingerprintd::http {
 namespace {
 
@@ -31,8 +33,9 @@ class ServerThread {
   explicit ServerThread(ServerOptions options = {}) {
     options.listen = "127.0.0.1:0";
     server_ = std::make_unique<HttpServer>(io_, options, [](const Request& r) {
-      if (r.path == "/hello") return Response{200, "text/plain", "hello " + std::string(r.query)};
-      return Response{404, "text/plain", "not found\n"};
+      if (r.path == "/hello")
+        return Response{200, "text/plain", "hello " + std::string(r.query), ""};
+      return Response{404, "text/plain", "not found\n", ""};
     });
     EXPECT_TRUE(server_->Start().ok());
     thread_ = std::thread([this] { io_.run(); });
@@ -305,6 +308,12 @@ TEST(HttpServerTest, TwoHundredSlowlorisConnectionsDoNotStarveTheProbes) {
 // connection waiting is served with the descriptor held in reserve, and
 // accepting pauses between attempts (the process's CPU stays low).
 TEST(HttpServerTest, OutOfDescriptorsTheProbeIsAnsweredAndTheListenerDoesNotSpin) {
+#ifdef FINGERPRINTD_ASAN
+  // UBSan's vptr check proves memory readable through a pipe
+  // (IsAccessibleMemoryRange): with no descriptor left it reports an invalid
+  // vptr where there is none. Run in the release build (make test).
+  GTEST_SKIP() << "descriptor exhaustion makes UBSan's vptr check report falsely";
+#endif
   rlimit saved{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
   struct Restore {
@@ -373,7 +382,9 @@ TEST(HttpServerTest, OutOfDescriptorsTheProbeIsAnsweredAndTheListenerDoesNotSpin
 
 TEST(HttpServerTest, AnAddressThatIsNotHostPortIsAClearError) {
   asio::io_context io;
-  HttpServer server(io, ServerOptions{.listen = "9464"}, [](const Request&) { return Response{}; });
+  ServerOptions options;
+  options.listen = "9464";
+  HttpServer server(io, options, [](const Request&) { return Response{}; });
   Status s = server.Start();
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("not host:port"));

@@ -88,6 +88,13 @@ TEST_F(RunReliabilityTest, AFifoInTheGlobLeavesHealthzAnsweringAndTheFailureRepo
 // stopped answering. Accepts back off, probes are answered from a reserve
 // descriptor, /readyz says why, and it is counted.
 TEST_F(RunReliabilityTest, OutOfDescriptorsTheDaemonStaysCoolAndItsProbesAnswer) {
+#ifdef FINGERPRINTD_ASAN
+  // UBSan's vptr check proves memory readable through a pipe
+  // (IsAccessibleMemoryRange); with no descriptor left it reports an invalid
+  // vptr where there is none and stops the daemon. Run in the release build
+  // (make test).
+  GTEST_SKIP() << "descriptor exhaustion makes UBSan's vptr check report falsely";
+#endif
   for (int i = 0; i < 120; ++i) Append("w" + std::to_string(i) + ".log", "INFO starting\n");
   auto daemon = std::make_unique<DaemonProcess>(
       std::vector<std::string>{"--http", "127.0.0.1:0", "--label", "deployment=qwen3",

@@ -1,0 +1,22 @@
+// The daemon of `fingerprintd run`: its sources, pipeline, sinks, HTTP server
+// and timers on one io_context, until SIGTERM or the end of stdin
+// (daemon/run.cc). The command line around it is daemon/run_commands.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "fingerprintd/rules.h"
+
+namespace fingerprintd::daemon {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 2;
+
+// Runs the daemon over `config` with `rules` until it stops; its exit code.
+// `audit_path`: `run --audit` (daemon/audit.h), empty = none.
+int RunDaemonWith(config::DaemonConfig config, std::shared_ptr<const rules::RuleSet> rules,
+                  std::string audit_path);
+
+}  // namespace fingerprintd::daemon

@@ -139,14 +139,16 @@ class ImageTest(unittest.TestCase):
         """README's quick start runs the image as the sidecar test below does."""
         with open(os.path.join(SOURCE_DIR, "README.md")) as f:
             readme = f.read()
-        self.assertIn("\n    make image && make test-image\n    podman run -d ", readme)
+        self.assertIn("\n    make image && make test-image\n", readme)
+        self.assertIn("\n    podman run -d ", readme)
         block = readme.split("\n    podman run -d ", 1)[1].split("\n    curl", 1)[0]
         words = shlex.split(block.replace("\\\n", " "))
         for flag in SIDECAR_SECURITY:
             self.assertIn(flag, words, f"README's podman run: {shlex.join(words)}")
         mounts = {v.split(":")[1] for flag, v in zip(words, words[1:]) if flag == "-v"}
         self.assertEqual(mounts, {"/var/log/vllm", "/var/lib/fingerprintd",
-                                  "/etc/fingerprintd/fingerprintd.yaml"})
+                                  "/etc/fingerprintd/fingerprintd.yaml",
+                                  "/etc/fingerprintd-secret/token"})
         self.assertEqual(words[words.index("run"):][:3], SIDECAR_ARGS[:3])
 
     def test_the_sidecar_run_reports_stops_on_sigterm_and_resumes_from_its_checkpoint(self):
@@ -173,6 +175,12 @@ class ImageTest(unittest.TestCase):
         os.close(os.open(log, os.O_CREAT | os.O_WRONLY, 0o664))
         os.chown(log, 0, 65532)
         os.chmod(log, 0o664)
+        # The bearer token of /incidents, as the Secret fingerprintd-http-token mounts it.
+        token_file = os.path.join(tmp, "token")
+        with open(token_file, "w") as f:
+            f.write("image-test-token\n")
+        os.chmod(token_file, 0o644)
+        auth = {"Authorization": "Bearer image-test-token"}
         name = f"fingerprintd-image-test-{os.getpid()}"
         volume = podman("volume", "create", name + "-state").stdout.strip()
         self.addCleanup(podman, "volume", "rm", "-f", volume, check=False, quiet=True)
@@ -184,6 +192,7 @@ class ImageTest(unittest.TestCase):
             podman("run", "-d", "--name", container, *SIDECAR_SECURITY,
                    "-v", f"{logs}:/var/log/vllm", "-v", f"{volume}:/var/lib/fingerprintd",
                    "-v", f"{SIDECAR}/fingerprintd.yaml:/etc/fingerprintd/fingerprintd.yaml:ro",
+                   "-v", f"{token_file}:/etc/fingerprintd-secret/token:ro",
                    "-p", f"127.0.0.1:{port}:9464", IMAGE, *SIDECAR_ARGS)
 
             def ready():
@@ -208,7 +217,7 @@ class ImageTest(unittest.TestCase):
             out.write(f.read())
 
         def incident():
-            status, body = get(f"http://127.0.0.1:{port}/incidents")
+            status, body = get(f"http://127.0.0.1:{port}/incidents", headers=auth)
             for i in json.loads(body) if status == 200 else []:
                 if i["rule"] == TARGET_RULE and i["workers"]["affected"] == 2:
                     return i

@@ -46,10 +46,11 @@ def wait_for(what, condition, timeout=30.0, interval=0.1):
         time.sleep(interval)
 
 
-def get(url, timeout=2.0):
-    """(status, body) of a GET; (0, error text) when nothing answers."""
+def get(url, timeout=2.0, headers=None):
+    """(status, body) of a GET (with `headers`); (0, error text) when nothing answers."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as reply:
+        request = urllib.request.Request(url, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
             return reply.status, reply.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode("utf-8", "replace")

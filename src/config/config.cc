@@ -5,6 +5,8 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -627,7 +629,7 @@ StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& t
 
 StatusOr<DaemonConfig> LoadConfigFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": cannot read");
+  if (!in) return NotFoundError(path + ": cannot read: " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return ParseConfig(path, text.str());

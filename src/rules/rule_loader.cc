@@ -714,6 +714,7 @@ StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
 StatusOr<std::shared_ptr<const RuleSet>> LoadRuleDir(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
+    if (!std::filesystem::exists(dir, ec)) return NotFoundError(dir + ": no such directory");
     return NotFoundError(dir + ": not a directory");
   }
   // A pack is the directory's *.yaml files. What looks meant as part of it

@@ -137,6 +137,12 @@ TEST(ConfigTest, AListenerBeyondLoopbackNeedsABearerTokenFile) {
   EXPECT_TRUE(ConfigFromFlags(flags).ok()) << "loopback needs no token";
 }
 
+// Issue 45: `config check /nonexistent.yaml` printed "cannot read" without why.
+TEST(ConfigTest, AFileThatCannotBeReadIsAnErrorSayingWhy) {
+  EXPECT_EQ(LoadConfigFile("/nonexistent/fingerprintd.yaml").status().message(),
+            "/nonexistent/fingerprintd.yaml: cannot read: No such file or directory");
+}
+
 // 999999999d overflowed 64-bit microseconds into a negative duration.
 TEST(ConfigTest, ADurationTooLongForMicrosecondsIsAnErrorNotAnOverflow) {
   EXPECT_EQ(

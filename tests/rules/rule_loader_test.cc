@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -324,6 +325,17 @@ TEST(RuleLoaderTest, BadPatternIsReportedAtItsOwnLineWithItsIndex) {
   Status s = Load("rules/good-rule.yaml", text);
   EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:11: rule good-rule: "
                                       "sequence[0].patterns[2]: invalid RE2 pattern"));
+}
+
+// Issue 45: `rules check /nonexistent` said "not a directory" for a path that
+// does not exist.
+TEST(RuleLoaderTest, AMissingDirectoryAndAFileAreTwoDifferentErrors) {
+  EXPECT_EQ(LoadRuleDir("/nonexistent-rules").status().message(),
+            "/nonexistent-rules: no such directory");
+  const std::string file = ::testing::TempDir() + "fingerprintd-rules-a-file.yaml";
+  std::ofstream(file) << "id: x\n";
+  EXPECT_EQ(LoadRuleDir(file).status().message(), file + ": not a directory");
+  std::remove(file.c_str());
 }
 
 TEST(RuleLoaderTest, AbsurdDurationIsRejected) {

@@ -524,12 +524,14 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   if (!IsValidRuleClass(rule->rule_class)) {
     return ctx.Error(root["class"], "class",
                      "expected hardware_support, model_bug, resource, distributed, config or "
-                     "unknown");
+                     "unknown, got '" +
+                         rule->rule_class + "'");
   }
   std::string severity;
   if (Status s = GetString(ctx, root, "severity", true, &severity); !s.ok()) return s;
   if (!ParseSeverity(severity, &rule->severity)) {
-    return ctx.Error(root["severity"], "severity", "expected critical, error, warning or info");
+    return ctx.Error(root["severity"], "severity",
+                     "expected critical, error, warning or info, got '" + severity + "'");
   }
   if (Status s = GetString(ctx, root, "library", false, &rule->library); !s.ok()) return s;
   if (Status s = GetString(ctx, root, "phase", false, &rule->phase); !s.ok()) return s;

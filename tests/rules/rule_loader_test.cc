@@ -327,6 +327,20 @@ TEST(RuleLoaderTest, BadPatternIsReportedAtItsOwnLineWithItsIndex) {
                                       "sequence[0].patterns[2]: invalid RE2 pattern"));
 }
 
+// Issue 45: a bad class or severity was reported without the value that was
+// given (config check echoes it: got 'middle').
+TEST(RuleLoaderTest, ABadClassOrSeverityIsEchoed) {
+  std::string text = ValidRule();
+  text.replace(text.find("class: resource"), 15, "class: hardware");
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+              HasSubstr("class: expected hardware_support, model_bug, resource, distributed, "
+                        "config or unknown, got 'hardware'"));
+  text = ValidRule();
+  text.replace(text.find("severity: error"), 15, "severity: urgent");
+  EXPECT_THAT(Load("rules/good-rule.yaml", text).message(),
+              HasSubstr("severity: expected critical, error, warning or info, got 'urgent'"));
+}
+
 // Issue 45: `rules check /nonexistent` said "not a directory" for a path that
 // does not exist.
 TEST(RuleLoaderTest, AMissingDirectoryAndAFileAreTwoDifferentErrors) {

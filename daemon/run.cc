@@ -620,7 +620,6 @@ class Daemon {
                     sink::JsonlIncidentSink::kMaxPending);
       incident_records_dropped_ = jsonl_->dropped_records();
     }
-    metrics_.SetIncidentLog(jsonl_->write_errors(), jsonl_->pending());
   }
 
   void ScheduleCheckpoint() {

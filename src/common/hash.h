@@ -56,4 +56,12 @@ inline std::string Hex64(uint64_t value) {
   return out;
 }
 
+// The value of one hex digit (either case), -1 for any other character.
+inline int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 }  // namespace fingerprintd

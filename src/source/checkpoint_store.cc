@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/hash.h"
 #include "common/state_json.h"
 #include "common/utf8.h"
 
@@ -47,16 +48,10 @@ std::string HexBytes(std::string_view bytes) {
 }
 
 std::optional<std::string> BytesFromHex(std::string_view hex) {
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
   if (hex.size() % 2 != 0) return std::nullopt;
   std::string out;
   for (size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    const int hi = HexDigitValue(hex[i]), lo = HexDigitValue(hex[i + 1]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi << 4 | lo);
   }

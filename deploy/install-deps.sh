@@ -26,6 +26,7 @@ PACKAGES=(
   libcli11-dev
   libgtest-dev libgmock-dev
   zlib1g-dev
+  libssl-dev  # the Alertmanager sink's https:// (Boost.Beast over OpenSSL)
   python3  # tests/golden/tools/check_fixtures.py, run by ctest
   file     # cpack's DEB generator looks for ELF files with it (make deb, the image)
   # Real peers for the end-to-end tests (make test); none is linked in:

@@ -47,6 +47,7 @@
 
 #include "audit.h"
 #include "clock.h"
+#include "common/secret_file.h"
 #include "config/config.h"
 #include "daemon.h"
 #include "fanout_sink.h"
@@ -152,6 +153,8 @@ class Daemon {
     if (!config_.alertmanager.url.empty()) {
       sink::AlertmanagerOptions options;
       options.url = config_.alertmanager.url;
+      options.tls = config_.alertmanager.tls;
+      options.auth = config_.alertmanager.auth;
       options.now_us = &WallNowMicros;
       options.labels = config_.alertmanager.labels;
       options.resend_interval_us = config_.alertmanager.resend_interval_us;
@@ -269,21 +272,10 @@ class Daemon {
       api_.SetBearerToken("", false);
       return OkStatus();
     }
-    std::ifstream in(config.http_auth_token_file, std::ios::binary);
-    std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) {
-      return NotFoundError("http.auth_token_file: " + config.http_auth_token_file +
-                           ": cannot be read");
-    }
-    const size_t first = token.find_first_not_of(" \t\r\n");
-    const size_t last = token.find_last_not_of(" \t\r\n");
-    token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
-    if (token.empty() || token.find_first_of(" \t\r\n") != std::string::npos) {
-      return InvalidArgumentError(
-          "http.auth_token_file: " + config.http_auth_token_file + ": " +
-          (token.empty() ? "no token in it (missing or empty)" : "the token holds white space"));
-    }
-    api_.SetBearerToken(std::move(token), config.http_metrics_auth);
+    auto token =
+        ReadSecretFile("http.auth_token_file", config.http_auth_token_file, SecretShape::kToken);
+    if (!token.ok()) return token.status();
+    api_.SetBearerToken(std::move(*token), config.http_metrics_auth);
     return OkStatus();
   }
 

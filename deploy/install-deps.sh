@@ -34,6 +34,7 @@ PACKAGES=(
   prometheus-alertmanager # e2e: the daemon's pushed alerts
   chromium                # e2e: the HTML page rendered headless
   socat                   # e2e: socket sources fed by a real client
+  openssl                 # e2e: certificates for the Alertmanager served over TLS
   # Hardening (.ci/run, Makefile): clang 14 with libFuzzer and the sanitizer
   # runtimes for `make fuzz-smoke` / `make test-tsan`, valgrind for `make
   # memcheck`, Google Benchmark for the micro-benchmarks (bench/micro).

@@ -365,13 +365,39 @@ void ParseLimits(Errors& e, const YAML::Node& root, LimitsConfig* out) {
 void ParseAlertmanager(Errors& e, const YAML::Node& root, AlertmanagerConfig* out) {
   YAML::Node node;
   ParseSection(e, root, "alertmanager",
-               {"url", "labels", "resend_interval", "timeout", "queue_size", "generator_url_base"},
+               {"url", "tls_config", "basic_auth", "bearer_token_file", "labels", "resend_interval",
+                "timeout", "queue_size", "generator_url_base"},
                &node);
   if (!node.IsMap()) return;
   const std::string w = "alertmanager";
-  if (e.Add(GetString(e.format, node, w, "url", true, &out->url))) {
+  const YamlErrors& f = e.format;
+  if (YAML::Node tls = node["tls_config"]; tls.IsDefined() && !tls.IsNull()) {
+    const std::string tw = "alertmanager.tls_config";
+    if (e.Add(CheckKeys(f, tls, tw, {"ca_file", "cert_file", "key_file", "server_name"}))) {
+      e.Add(GetString(f, tls, tw, "ca_file", false, &out->tls.ca_file));
+      e.Add(GetString(f, tls, tw, "cert_file", false, &out->tls.cert_file));
+      e.Add(GetString(f, tls, tw, "key_file", false, &out->tls.key_file));
+      e.Add(GetString(f, tls, tw, "server_name", false, &out->tls.server_name));
+    }
+  }
+  if (YAML::Node basic = node["basic_auth"]; basic.IsDefined() && !basic.IsNull()) {
+    const std::string bw = "alertmanager.basic_auth";
+    if (e.Add(CheckKeys(f, basic, bw, {"username", "password_file"}))) {
+      e.Add(GetString(f, basic, bw, "username", true, &out->auth.username));
+      e.Add(GetString(f, basic, bw, "password_file", true, &out->auth.password_file));
+    }
+  }
+  e.Add(GetString(f, node, w, "bearer_token_file", false, &out->auth.bearer_token_file));
+  if (e.Add(GetString(f, node, w, "url", true, &out->url))) {
     if (auto url = ParseHttpUrl(out->url); !url.ok()) {
       e.At(node["url"], "alertmanager.url", url.status().message());
+    } else if (Status s = sink::CheckAlertmanagerAccess(*url, out->tls, out->auth); !s.ok()) {
+      // Its message is "<key>: <reason>": reported at that key's line.
+      const std::string& m = s.message();
+      const size_t colon = m.find(": ");
+      const std::string key = m.substr(0, colon);
+      const std::string sub = key.size() > w.size() ? key.substr(w.size() + 1) : "";
+      e.At(sub.empty() ? node : node[sub], key, m.substr(colon + 2));
     }
   }
   ParseLabels(e, node, w, &out->labels);

@@ -64,7 +64,15 @@
 //     max_age: 24h                         # no new occurrence this long: closed (expired);
 //                                          # 0 = never
 //   alertmanager:                          # optional: incidents pushed as alerts
-//     url: http://127.0.0.1:9093           # http:// only; POSTs go to <url>/api/v2/alerts
+//     url: http://127.0.0.1:9093           # http:// or https://; POSTs go to <url>/api/v2/alerts
+//     tls_config:                          # https only; every key optional
+//       ca_file: /etc/fingerprintd-am/ca.crt   # default: the system's CAs
+//       cert_file: /etc/fingerprintd-am/tls.crt  # a client certificate (mutual TLS),
+//       key_file: /etc/fingerprintd-am/tls.key   # with its key
+//       server_name: am.monitoring         # default: the url's host
+//     basic_auth: {username: fp, password_file: /etc/fingerprintd-am/password}
+//     bearer_token_file: /etc/fingerprintd-am/token   # or a bearer token; never both
+//                                          # (secrets read at each POST: a rotated one is taken up)
 //     labels: {cluster: prod}              # static labels on every alert
 //     resend_interval: 1m                  # open incidents are re-sent this often
 //     timeout: 10s                         # one POST, connect to reply
@@ -123,6 +131,7 @@
 #include <string>
 #include <vector>
 
+#include "common/http_url.h"
 #include "common/redact.h"
 #include "fingerprintd/parse.h"
 #include "fingerprintd/pipeline.h"
@@ -180,7 +189,9 @@ struct TailerConfig {
 };
 
 struct AlertmanagerConfig {
-  std::string url;  // "" = no Alertmanager
+  std::string url;      // "" = no Alertmanager
+  HttpClientTls tls;    // tls_config: https only (sink/http_post.h)
+  HttpClientAuth auth;  // basic_auth: {username, password_file} | bearer_token_file
   std::map<std::string, std::string> labels;
   int64_t resend_interval_us = 60'000'000;
   int64_t timeout_us = 10'000'000;

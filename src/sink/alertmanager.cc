@@ -1,7 +1,8 @@
 // AlertmanagerSink: see alertmanager.h for the alert shape and the delivery
 // rules. The queue is a list in send order with an index by incident id, so
-// a newer state replaces the queued one in place; the POST is Beast over a
-// tcp_stream, one connection per POST (at most one a resend interval).
+// a newer state replaces the queued one in place; the POST is HttpPost
+// (sink/http_post.h), one connection per POST (at most one a resend interval),
+// its TLS context and credentials read from their files for each.
 #include "sink/alertmanager.h"
 
 #include <re2/re2.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "fingerprintd/rules.h"
+#include "sink/http_post.h"
 #include "sink/metrics.h"
 
 namespace fingerprintd::sink {
@@ -26,7 +28,6 @@ namespace fingerprintd::sink {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
-using tcp = asio::ip::tcp;
 
 namespace {
 
@@ -190,72 +191,6 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
   }
 
  private:
-  // One POST: resolve, connect, write, read, under one deadline.
-  class Attempt : public std::enable_shared_from_this<Attempt> {
-   public:
-    using Done = std::function<void(beast::error_code, unsigned status, std::string reply)>;
-    Attempt(asio::io_context& io, http::request<http::string_body> request, Done done)
-        : resolver_(io), stream_(io), deadline_(io), done_(std::move(done)) {
-      request_ = std::move(request);
-      parser_.body_limit(kMaxReplyBytes);
-    }
-
-    void Run(const HttpUrl& url, int64_t timeout_us) {
-      auto self = shared_from_this();
-      deadline_.expires_after(std::chrono::microseconds(timeout_us));
-      deadline_.async_wait([self](beast::error_code ec) {
-        if (!ec) self->Finish(asio::error::timed_out);
-      });
-      resolver_.async_resolve(
-          url.host, url.port, [self](beast::error_code ec, tcp::resolver::results_type results) {
-            if (ec) return self->Finish(ec);
-            self->stream_.async_connect(results, [self](beast::error_code ec, const auto&) {
-              if (ec) return self->Finish(ec);
-              self->Write();
-            });
-          });
-    }
-
-    // Cancels everything; the done callback is not called.
-    void Abort() {
-      done_ = nullptr;
-      Finish(asio::error::operation_aborted);
-    }
-
-   private:
-    void Write() {
-      auto self = shared_from_this();
-      http::async_write(stream_, request_, [self](beast::error_code ec, size_t) {
-        if (ec) return self->Finish(ec);
-        http::async_read(self->stream_, self->buffer_, self->parser_,
-                         [self](beast::error_code ec, size_t) { self->Finish(ec); });
-      });
-    }
-
-    void Finish(beast::error_code ec) {
-      if (finished_) return;
-      finished_ = true;
-      deadline_.cancel();
-      resolver_.cancel();
-      beast::error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-      stream_.close();
-      if (!done_) return;
-      Done done = std::move(done_);
-      if (ec) return done(ec, 0, "");
-      done(ec, parser_.get().result_int(), parser_.get().body());
-    }
-
-    tcp::resolver resolver_;
-    beast::tcp_stream stream_;
-    asio::steady_timer deadline_;
-    Done done_;
-    http::request<http::string_body> request_;
-    beast::flat_buffer buffer_;
-    http::response_parser<http::string_body> parser_;
-    bool finished_ = false;
-  };
-
   PendingAlert AlertOf(const correlate::Incident& incident) const {
     PendingAlert alert;
     alert.incident_id = incident.incident_id;
@@ -397,52 +332,85 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
     request.keep_alive(false);
     request.body() = Render(in_flight_);
     request.prepare_payload();
-    attempt_ = std::make_shared<Attempt>(
-        io_, std::move(request),
-        [self = shared_from_this()](beast::error_code ec, unsigned status, std::string reply) {
-          self->OnReply(ec, status, reply);
+    // Read for each POST: a rotated Secret or certificate is taken up.
+    auto authorization = AuthorizationValue(options_.auth, "alertmanager");
+    if (!authorization.ok()) return OnFailure(authorization.status().message());
+    if (!authorization->empty()) request.set(http::field::authorization, *authorization);
+    std::shared_ptr<asio::ssl::context> tls;
+    if (url_.tls) {
+      auto context = MakeClientTlsContext(options_.tls, "alertmanager.tls_config");
+      if (!context.ok()) return OnFailure(context.status().message());
+      tls = std::move(*context);
+    }
+    attempt_ = std::make_shared<HttpPost>(
+        io_, url_, std::move(tls), options_.tls.server_name, std::move(request), kMaxReplyBytes,
+        [self = shared_from_this()](beast::error_code ec, const std::string& step, unsigned status,
+                                    const std::string& reply) {
+          self->OnReply(ec, step, status, reply);
         });
-    attempt_->Run(url_, options_.timeout_us);
+    attempt_->Run(options_.timeout_us);
   }
 
-  void OnReply(beast::error_code ec, unsigned status, const std::string& reply) {
+  // 401 and 403 refuse the credentials, not the alerts: retried (a fixed
+  // Secret is read at the next POST), as is a server's error or a 429.
+  static bool Retried(unsigned status) {
+    return status == 401 || status == 403 || status == 429 || status >= 500;
+  }
+
+  void OnReply(beast::error_code ec, const std::string& step, unsigned status,
+               const std::string& reply) {
     attempt_.reset();
     if (stopped_) return;
-    std::string where = "alertmanager http://" + url_.host + ":" + url_.port + url_.prefix;
-    if (!ec && status >= 200 && status < 300) {
+    if (ec) {
+      return OnFailure("unreachable (" + (step.empty() ? "" : step + ": ") + ec.message() + ")");
+    }
+    if (Retried(status)) {
+      std::string why = "HTTP " + std::to_string(status);
+      if (status == 401 || status == 403) {
+        why += ": the credentials were refused (alertmanager.basic_auth, bearer_token_file)";
+      }
+      return OnFailure(why);
+    }
+    if (status >= 200 && status < 300) {
       stats_.posts_ok++;
       stats_.sent += in_flight_.size();
       if (failing_ && options_.log) {
-        options_.log(where + ": reachable again after " + std::to_string(failures_) +
+        options_.log(Where() + ": reachable again after " + std::to_string(failures_) +
                      " failed attempt(s)");
       }
       failing_ = false;
       failures_ = 0;
       backoff_us_ = options_.backoff_initial_us;
-    } else if (!ec && status != 429 && status < 500) {
+    } else {
       stats_.rejected += in_flight_.size();
       if (options_.log) {
-        options_.log(where + ": " + std::to_string(in_flight_.size()) +
+        options_.log(Where() + ": " + std::to_string(in_flight_.size()) +
                      " alert(s) rejected with HTTP " + std::to_string(status) + ": " +
                      reply.substr(0, kMaxLoggedReply));
       }
-    } else {
-      stats_.posts_failed++;
-      Requeue();
-      if (!failing_ && options_.log) {
-        options_.log(
-            where + ": unreachable (" + (ec ? ec.message() : "HTTP " + std::to_string(status)) +
-            "); retrying with backoff, " + std::to_string(queue_.size()) + " alert(s) queued");
-      }
-      failing_ = true;
-      ++failures_;
-      RetryLater();
-      return;
     }
     in_flight_.clear();
     Pump();
     if (flush_done_ && !attempt_ && queue_.empty()) FlushOver();
   }
+
+  // The batch in flight could not be delivered (`why`): requeued, retried
+  // after the backoff, logged once per outage and again when the reason
+  // changes (a fixed CA file that uncovers a refused password).
+  void OnFailure(const std::string& why) {
+    stats_.posts_failed++;
+    Requeue();
+    if ((!failing_ || why != last_failure_) && options_.log) {
+      options_.log(Where() + ": " + why + "; retrying with backoff, " +
+                   std::to_string(queue_.size()) + " alert(s) queued");
+    }
+    failing_ = true;
+    last_failure_ = why;
+    ++failures_;
+    RetryLater();
+  }
+
+  std::string Where() const { return "alertmanager " + url_.ToString(); }
 
   // The failed batch's changes go back to the head, unless a newer state of
   // the same incident was queued meanwhile; its resends are taken again from
@@ -488,15 +456,35 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
   bool resend_due_ = false;          // open_ is being resent, after resend_cursor_
   std::string resend_cursor_;        // last id resent ("" = none yet; ids are non-empty)
   std::string batch_resend_cursor_;  // resend_cursor_ when the batch in flight began
-  std::shared_ptr<Attempt> attempt_;
+  std::shared_ptr<HttpPost> attempt_;
   int64_t backoff_us_ = 0;
   uint64_t failures_ = 0;
   bool failing_ = false;
+  std::string last_failure_;  // the reason last logged while failing_
   bool waiting_retry_ = false;
   bool started_ = false;
   bool stopped_ = false;
   Stats stats_;
 };
+
+Status CheckAlertmanagerAccess(const HttpUrl& url, const HttpClientTls& tls,
+                               const HttpClientAuth& auth) {
+  const bool tls_set = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
+                       !tls.server_name.empty();
+  if (tls_set && !url.tls) {
+    return InvalidArgumentError("alertmanager.tls_config: needs an https:// url, got " +
+                                url.ToString());
+  }
+  const bool basic = !auth.username.empty() || !auth.password_file.empty();
+  if (basic && !auth.bearer_token_file.empty()) {
+    return InvalidArgumentError(
+        "alertmanager: basic_auth and bearer_token_file are two ways to log in: give one");
+  }
+  if (basic && (auth.username.empty() || auth.password_file.empty())) {
+    return InvalidArgumentError("alertmanager.basic_auth: username and password_file go together");
+  }
+  return OkStatus();
+}
 
 StatusOr<std::unique_ptr<AlertmanagerSink>> AlertmanagerSink::Create(asio::io_context& io,
                                                                      AlertmanagerOptions options,
@@ -511,6 +499,15 @@ StatusOr<std::unique_ptr<AlertmanagerSink>> AlertmanagerSink::Create(asio::io_co
     options.generator_url_base = std::move(*base);
   }
   if (!options.now_us) return InvalidArgumentError("alertmanager: no wall clock (now_us)");
+  if (Status s = CheckAlertmanagerAccess(*url, options.tls, options.auth); !s.ok()) return s;
+  // The files, once now, so a daemon started without them says so at once.
+  if (url->tls) {
+    auto context = MakeClientTlsContext(options.tls, "alertmanager.tls_config");
+    if (!context.ok()) return context.status();
+  }
+  if (auto authorization = AuthorizationValue(options.auth, "alertmanager"); !authorization.ok()) {
+    return authorization.status();
+  }
   if (options.queue_size == 0 || options.max_batch == 0) {
     return InvalidArgumentError("alertmanager: queue_size and max_batch must be > 0");
   }

@@ -69,9 +69,14 @@
 // still resent at the next interval. Nothing here ever blocks the caller:
 // OnIncident only queues.
 //
-// Only http:// (no TLS client here: put a TLS proxy in front of an https
-// Alertmanager). Failures are logged through options.log once per outage
-// ("unreachable ..., retrying") and once at recovery, not once per retry.
+// Transport (sink/http_post.h): http:// or https://, the peer verified
+// against options.tls's CA file (the system's CAs by default), a client
+// certificate presented when configured; basic auth or a bearer token from
+// options.auth's files, read for each POST so a rotated Secret is taken up.
+// A 401 or 403 refuses the credentials, not the alerts: retried like a 5xx,
+// and the log line says which keys to check. Failures are logged through
+// options.log once per outage ("unreachable (TLS handshake: certificate
+// verify failed ...); retrying") and once at recovery, not once per retry.
 //
 // Threading: everything runs on the io_context's one thread (OnIncident is
 // called by the pipeline on that thread). Like src/http, it owns real timers
@@ -125,8 +130,20 @@ std::string DefaultGeneratorUrlBase(std::string_view listen_address, std::string
 // <base>/incidents?deployment=<deployment, percent-encoded>.
 std::string IncidentUrl(std::string_view base, const correlate::Incident& incident);
 
+// Checks the shape of what reaching Alertmanager needs, as `config check`
+// reports it: tls only with an https url, basic auth or a bearer token (not
+// both; a username with its password file). InvalidArgument naming the key.
+// Create checks this and then the files themselves (the TLS context built,
+// the secrets read once): a daemon started without them fails at once,
+// naming the key and the file; `config check` does not read them, so a
+// config can be checked where its Secrets are not mounted.
+Status CheckAlertmanagerAccess(const HttpUrl& url, const HttpClientTls& tls,
+                               const HttpClientAuth& auth);
+
 struct AlertmanagerOptions {
-  std::string url;                            // http://host[:port][/prefix]
+  std::string url;                            // http(s)://host[:port][/prefix]
+  HttpClientTls tls;                          // https only: CA, client certificate, server name
+  HttpClientAuth auth;                        // basic auth or a bearer token, from files
   std::map<std::string, std::string> labels;  // static labels on every alert
   // ParseGeneratorUrlBase's form; "" = no generatorURL.
   std::string generator_url_base;
@@ -155,7 +172,9 @@ class AlertmanagerSink final : public correlate::IncidentSink {
     size_t open = 0;            // open incidents being resent
   };
 
-  // Fails on a url ParseHttpUrl (common/http_url.h) rejects, a generator_url_base
+  // Fails on a url ParseHttpUrl (common/http_url.h) rejects, what
+  // CheckAlertmanagerAccess rejects, TLS or secret files that cannot be
+  // used (MakeClientTlsContext, AuthorizationValue), a generator_url_base
   // ParseGeneratorUrlBase rejects, or a zero queue_size, resend_interval or
   // timeout. `io` and `events` must outlive the sink.
   static StatusOr<std::unique_ptr<AlertmanagerSink>> Create(boost::asio::io_context& io,

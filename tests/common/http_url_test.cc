@@ -9,7 +9,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(HttpUrlTest, HostPortAndPrefixAreTakenApartAndOnlyHttpIsAccepted) {
+TEST(HttpUrlTest, HostPortAndPrefixAreTakenApartAndHttpOrHttpsIsAccepted) {
   auto url = ParseHttpUrl("http://am.monitoring:9093/alertmanager/");
   ASSERT_TRUE(url.ok()) << url.status().message();
   EXPECT_EQ(url->host, "am.monitoring");
@@ -20,10 +20,17 @@ TEST(HttpUrlTest, HostPortAndPrefixAreTakenApartAndOnlyHttpIsAccepted) {
   EXPECT_EQ(url->host, "::1");
   EXPECT_EQ(url->port, "80");
   EXPECT_EQ(url->prefix, "");
-  EXPECT_THAT(ParseHttpUrl("https://am:9093").status().message(),
-              HasSubstr("https is not supported"));
+  EXPECT_FALSE(url->tls);
+  EXPECT_EQ(url->ToString(), "http://[::1]:80");
+  url = ParseHttpUrl("https://am.monitoring/am");
+  ASSERT_TRUE(url.ok()) << url.status().message();
+  EXPECT_TRUE(url->tls);
+  EXPECT_EQ(url->port, "443");
+  EXPECT_EQ(url->ToString(), "https://am.monitoring:443/am");
   EXPECT_THAT(ParseHttpUrl("am:9093").status().message(),
-              HasSubstr("expected http://host[:port][/path]"));
+              HasSubstr("expected http(s)://host[:port][/path]"));
+  EXPECT_THAT(ParseHttpUrl("ftp://am:9093").status().message(),
+              HasSubstr("expected http(s)://host[:port][/path]"));
   EXPECT_THAT(ParseHttpUrl("http://am:0").status().message(), HasSubstr("port out of range"));
 }
 

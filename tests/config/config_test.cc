@@ -104,7 +104,7 @@ TEST(ConfigTest, BadValuesAreErrorsNamingTheKey) {
   EXPECT_THAT(ErrorOf("sources:\n  - {type: pipe}\n"),
               HasSubstr("f.yaml:2: sources[0].type: expected file, tcp, unix or stdin"));
   EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x]}\nalertmanager: {url: am:9093}\n"),
-              HasSubstr("f.yaml:3: alertmanager.url: expected http://"));
+              HasSubstr("f.yaml:3: alertmanager.url: expected http(s)://"));
   EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x]}\ntailer: {max_line_bytes: 12}\n"),
               HasSubstr("f.yaml:3: tailer.max_line_bytes: must be at least 1024"));
   EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x], labels: {'a-b': c}}\n"),
@@ -226,10 +226,10 @@ TEST(ConfigTest, AlertmanagerDefaultsResendEveryMinuteWithATenSecondTimeout) {
   EXPECT_TRUE(config->alertmanager.labels.empty());
 }
 
-TEST(ConfigTest, AlertmanagerHttpsABuiltInLabelOrAZeroQueueAreErrors) {
+TEST(ConfigTest, AlertmanagerBadSchemeABuiltInLabelOrAZeroQueueAreErrors) {
   const std::string head = "sources:\n  - {type: file, paths: [x]}\n";
-  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'https://am:9093'}\n"),
-              HasSubstr("f.yaml:3: alertmanager.url: https is not supported"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'ftp://am:9093'}\n"),
+              HasSubstr("f.yaml:3: alertmanager.url: expected http(s)://host[:port][/path]"));
   EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am:99999'}\n"),
               HasSubstr("f.yaml:3: alertmanager.url: port out of range"));
   EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', labels: {severity: low}}\n"),
@@ -242,6 +242,41 @@ TEST(ConfigTest, AlertmanagerHttpsABuiltInLabelOrAZeroQueueAreErrors) {
               HasSubstr("alertmanager.resend: unknown key"));
   EXPECT_THAT(ErrorOf(head + "alertmanager: {labels: {a: b}}\n"),
               HasSubstr("alertmanager.url: missing required key"));
+}
+
+// Issue 42: a managed Alertmanager wants TLS and a login. The files are not
+// read by `config check` (the Secrets may not be mounted where it runs).
+TEST(ConfigTest, AlertmanagerOverHttpsTakesACaAClientCertificateAndBasicAuthOrABearerToken) {
+  const std::string head = "sources:\n  - {type: file, paths: [x]}\n";
+  auto config = ParseConfig("f.yaml", head + R"(alertmanager:
+  url: https://am.monitoring:9093/am
+  tls_config: {ca_file: /s/ca.crt, cert_file: /s/tls.crt, key_file: /s/tls.key, server_name: am}
+  basic_auth: {username: fp, password_file: /s/password}
+)");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->alertmanager.tls.ca_file, "/s/ca.crt");
+  EXPECT_EQ(config->alertmanager.tls.cert_file, "/s/tls.crt");
+  EXPECT_EQ(config->alertmanager.tls.key_file, "/s/tls.key");
+  EXPECT_EQ(config->alertmanager.tls.server_name, "am");
+  EXPECT_EQ(config->alertmanager.auth.username, "fp");
+  EXPECT_EQ(config->alertmanager.auth.password_file, "/s/password");
+  config =
+      ParseConfig("f.yaml", head + "alertmanager: {url: 'https://am', bearer_token_file: /t}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->alertmanager.auth.bearer_token_file, "/t");
+}
+
+TEST(ConfigTest, AlertmanagerTlsWithoutHttpsOrTwoLoginsAreErrorsNamingTheKey) {
+  const std::string head = "sources:\n  - {type: file, paths: [x]}\n";
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'http://am', tls_config: {ca_file: /c}}\n"),
+              HasSubstr("f.yaml:3: alertmanager.tls_config: needs an https:// url"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager:\n  url: https://am\n  bearer_token_file: /t\n"
+                             "  basic_auth: {username: u, password_file: /p}\n"),
+              HasSubstr("alertmanager: basic_auth and bearer_token_file are two ways to log in"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'https://am', basic_auth: {username: u}}\n"),
+              HasSubstr("alertmanager.basic_auth.password_file: missing required key"));
+  EXPECT_THAT(ErrorOf(head + "alertmanager: {url: 'https://am', tls_config: {ca: /c}}\n"),
+              HasSubstr("alertmanager.tls_config.ca: unknown key"));
 }
 
 // The base of each pushed alert's generatorURL: how the alerts' readers reach

@@ -11,6 +11,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -35,7 +36,7 @@ constexpr int64_t kNow = 1'780'000'000'000'000;  // 2026-05-28T...Z, the injecte
 constexpr int64_t kFirstSeen = kNow - 90'000'000;
 
 struct Request {
-  std::string method, target, content_type;
+  std::string method, target, content_type, authorization;
   Json body;
 };
 
@@ -89,6 +90,7 @@ class FakeAlertmanager {
     const auto& r = session->request;
     requests.push_back({std::string(r.method_string()), std::string(r.target()),
                         std::string(r[http::field::content_type]),
+                        std::string(r[http::field::authorization]),
                         Json::parse(r.body(), nullptr, /*allow_exceptions=*/false)});
     if (silent) {
       held_.push_back(session);  // keep the connection open, unanswered
@@ -479,6 +481,61 @@ TEST_F(AlertmanagerSinkTest, AServerErrorIsRetried) {
   am.status = 200;
   ASSERT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
   EXPECT_EQ(LogLinesWith("HTTP 503"), 1u);
+}
+
+// Issue 42: a managed Alertmanager asks for a login. The password is read
+// from its file for each POST: a 401 is retried (the credentials were
+// refused, not the alerts), logged saying which keys to check, and the alert
+// is delivered once the Secret holds the right one, without a restart.
+TEST_F(AlertmanagerSinkTest, ARefusedPasswordIsRetriedAndTheFixedSecretIsUsedWithoutARestart) {
+  FakeAlertmanager am(io_);
+  am.status = 401;
+  const std::string password = ::testing::TempDir() + "/am-password";
+  { std::ofstream(password) << "wrong\n"; }
+  auto sink = Make(am.url(), [&](AlertmanagerOptions& o) {
+    o.auth.username = "fp";
+    o.auth.password_file = password;
+  });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return am.requests.size() >= 2; }));
+  EXPECT_EQ(am.requests[0].authorization, "Basic ZnA6d3Jvbmc=");  // fp:wrong
+  EXPECT_EQ(sink->stats().rejected, 0u);
+  EXPECT_EQ(LogLinesWith("HTTP 401: the credentials were refused (alertmanager.basic_auth"), 1u);
+  EXPECT_EQ(LogLinesWith("wrong"), 0u);  // the secret is never logged
+  { std::ofstream(password) << "s3cret\n"; }
+  am.status = 200;
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
+  EXPECT_EQ(am.requests.back().authorization, "Basic ZnA6czNjcmV0");  // fp:s3cret
+}
+
+TEST_F(AlertmanagerSinkTest, ABearerTokenFileIsSentAsTheAuthorization) {
+  FakeAlertmanager am(io_);
+  const std::string token = ::testing::TempDir() + "/am-token";
+  { std::ofstream(token) << "tok-123\n"; }
+  auto sink = Make(am.url(), [&](AlertmanagerOptions& o) { o.auth.bearer_token_file = token; });
+  sink->OnIncident(correlate::IncidentChange::kOpened, IncidentOf("inc-1", {0}));
+  ASSERT_TRUE(RunUntil([&] { return sink->stats().sent == 1; }));
+  EXPECT_EQ(am.requests[0].authorization, "Bearer tok-123");
+}
+
+TEST(AlertmanagerOptionsTest, MissingSecretOrCaFilesFailAtStartNamingTheKeyAndTheFile) {
+  asio::io_context io;
+  testing::CountingEvents events;
+  AlertmanagerOptions options;
+  options.now_us = [] { return kNow; };
+  options.url = "http://127.0.0.1:9093";
+  options.auth.bearer_token_file = "/nonexistent/token";
+  EXPECT_THAT(AlertmanagerSink::Create(io, options, events).status().message(),
+              HasSubstr("alertmanager.bearer_token_file: /nonexistent/token: cannot be read: No "
+                        "such file or directory"));
+  options.auth = {};
+  options.url = "https://127.0.0.1:9093";
+  options.tls.ca_file = "/nonexistent/ca.crt";
+  EXPECT_THAT(AlertmanagerSink::Create(io, options, events).status().message(),
+              HasSubstr("alertmanager.tls_config.ca_file: /nonexistent/ca.crt: cannot be read"));
+  options.url = "http://127.0.0.1:9093";
+  EXPECT_THAT(AlertmanagerSink::Create(io, options, events).status().message(),
+              HasSubstr("alertmanager.tls_config: needs an https:// url"));
 }
 
 TEST_F(AlertmanagerSinkTest, AnAlertmanagerThatNeverAnswersTimesOutAndIsRetried) {

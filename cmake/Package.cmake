@@ -51,7 +51,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # procps: the unit's ExecReload= runs /bin/kill, which minimal systems (containers) do not have.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, procps")
+# ca-certificates: the system's CAs, which verify an https:// Alertmanager when no ca_file is given.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, procps, ca-certificates")
 # The extended description (CPack puts the summary above it and a space before each line).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "fingerprintd reads the logs of LLM inference workers (vLLM, SGLang,

@@ -1,32 +1,28 @@
-// A minimal decoder for Docker json-file records:
+// Docker json-file records:
 //   {"log":"text\n","stream":"stdout","time":"2019-01-01T11:11:11.111111111Z"}
+// read with the one JSON decoder of log records (common/json_object.h, the
+// same as `jsonl` socket frames): the three members it needs are unescaped
+// into a reused record, every other member (an "attrs" object) validated and
+// skipped, so a decoded line costs no allocation once the buffers have grown.
 //
-// Hand-written rather than a JSON library because it runs on every line of a
-// Docker source: it decodes only the three fields it needs (other members,
-// such as "attrs" objects, are skipped) and unescapes "log" into a reused
-// buffer, so a decoded line costs no allocation once the buffer has grown.
-//
-// Threading: pure functions; the caller owns the output buffer.
+// Threading: the caller owns the scanner and the record.
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "common/json_object.h"
+
 namespace fingerprintd::parse {
 
-struct DockerFields {
-  std::string_view stream;  // "stdout" / "stderr" (raw, as in the line)
-  std::string_view time;    // RFC 3339 text (raw)
+struct DockerRecord {
+  std::string log;     // unescaped, its trailing "\n" kept
+  std::string stream;  // "stdout" / "stderr"; "" when absent
+  std::string time;    // RFC 3339 text; "" when absent
 };
 
-// Decodes one record. The unescaped "log" value replaces *log. Returns false
-// when the line is not a JSON object with a string "log" member, or has an
-// invalid escape.
-bool DecodeDockerJson(std::string_view line, std::string* log, DockerFields* fields);
-
-// Appends the JSON-unescaped form of `escaped` (the inside of a string literal,
-// without quotes) to *out: \" \\ \/ \b \f \n \r \t and \uXXXX including
-// surrogate pairs (to UTF-8). Returns false on an invalid escape.
-bool AppendJsonUnescaped(std::string_view escaped, std::string* out);
+// Decodes one record into *out (overwritten). False when the line is not a
+// JSON object with a string "log" member.
+bool DecodeDockerJson(std::string_view line, JsonObjectScanner& scanner, DockerRecord* out);
 
 }  // namespace fingerprintd::parse

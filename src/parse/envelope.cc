@@ -82,9 +82,8 @@ bool EnvelopeDecoder::DecodeCri(std::string_view line, EnvelopeRecord* out, bool
 
 bool EnvelopeDecoder::DecodeDocker(std::string_view line, EnvelopeRecord* out, bool* complete) {
   if (line.empty() || line[0] != '{') return false;
-  DockerFields fields;
-  if (!DecodeDockerJson(line, &docker_log_, &fields)) return false;
-  std::string_view log = docker_log_;
+  if (!DecodeDockerJson(line, json_, &docker_)) return false;
+  std::string_view log = docker_.log;
   const bool last = !log.empty() && log.back() == '\n';
   if (last) {
     log.remove_suffix(1);
@@ -93,13 +92,13 @@ bool EnvelopeDecoder::DecodeDocker(std::string_view line, EnvelopeRecord* out, b
   out->content = log;
   int64_t utc = 0;
   int32_t offset = 0;
-  if (ParseRfc3339(fields.time, &utc, &offset) != 0) {
+  if (ParseRfc3339(docker_.time, &utc, &offset) != 0) {
     out->has_time = true;
     out->time_us = utc;
     out->zone_offset_s = offset;
     out->year = EnvelopeYear::kKnown;
   }
-  *complete = Join(fields.stream == "stderr" ? 1 : 0, log, last, out);
+  *complete = Join(docker_.stream == "stderr" ? 1 : 0, log, last, out);
   return true;
 }
 

@@ -28,8 +28,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_object.h"
 #include "fingerprintd/parse.h"
 #include "fingerprintd/pipeline_events.h"
+#include "parse/docker_json.h"
 #include "parse/time_util.h"
 
 namespace fingerprintd::parse {
@@ -107,7 +109,8 @@ class EnvelopeDecoder {
   int undecided_lines_ = 0;
   Partial partials_[2];
   int emitted_partial_ = -1;  // cleared at the start of the next call
-  std::string docker_log_;
+  JsonObjectScanner json_;    // Docker records
+  DockerRecord docker_;
   Rfc3339Cache cri_time_;  // CRI lines' times
 };
 

@@ -44,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_object.h"
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/source.h"
 
@@ -84,9 +85,11 @@ struct JsonFields {
 
 enum class JsonResult : uint8_t { kOk = 0, kInvalidJson, kNoTextField };
 
-// Decodes one `jsonl` line into *text and *labels (both overwritten).
-JsonResult DecodeJsonLine(std::string_view line, const JsonFields& fields, std::string* text,
-                          StreamLabels* labels);
+// Decodes one `jsonl` line into *text and *labels (both overwritten) with
+// `scanner` (reused from line to line: its buffers grow once). A lone
+// surrogate escape becomes U+FFFD (common/json_object.h).
+JsonResult DecodeJsonLine(std::string_view line, const JsonFields& fields,
+                          JsonObjectScanner& scanner, std::string* text, StreamLabels* labels);
 
 // Bytes -> log lines with their labels (empty for `lines`).
 class FrameDecoder {
@@ -114,7 +117,8 @@ class FrameDecoder {
   Framing framing_;
   JsonFields fields_;
   PipelineEvents& events_;
-  LineSplitter splitter_;  // lines
+  LineSplitter splitter_;   // lines
+  JsonObjectScanner json_;  // jsonl
   std::string text_;
   StreamLabels labels_;
   bool mid_line_ = false;

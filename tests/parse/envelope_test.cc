@@ -134,16 +134,31 @@ TEST_F(EnvelopeTest, DockerSplitRecordsAreJoinedUntilTheNewline) {
 }
 
 TEST_F(EnvelopeTest, DockerSurrogatePairsAndExtraMembersAreDecoded) {
-  std::string log;
-  DockerFields fields;
+  JsonObjectScanner scanner;
+  DockerRecord record;
   ASSERT_TRUE(DecodeDockerJson(
       R"({"attrs":{"tag":"a\"}"},"log":"\ud83d\ude00 \u00e9\t\/","stream":"stdout","time":"t"})",
-      &log, &fields));
-  EXPECT_EQ(log, "\xF0\x9F\x98\x80 \xC3\xA9\t/");
-  EXPECT_EQ(fields.stream, "stdout");
-  EXPECT_FALSE(DecodeDockerJson(R"({"log":"bad \x escape"})", &log, &fields));
-  EXPECT_FALSE(DecodeDockerJson(R"({"stream":"stdout"})", &log, &fields));
-  EXPECT_FALSE(DecodeDockerJson(R"({"log":"unterminated)", &log, &fields));
+      scanner, &record));
+  EXPECT_EQ(record.log, "\xF0\x9F\x98\x80 \xC3\xA9\t/");
+  EXPECT_EQ(record.stream, "stdout");
+  EXPECT_EQ(record.time, "t");
+  EXPECT_FALSE(DecodeDockerJson(R"({"log":"bad \x escape"})", scanner, &record));
+  EXPECT_FALSE(DecodeDockerJson(R"({"stream":"stdout"})", scanner, &record));
+  EXPECT_FALSE(DecodeDockerJson(R"({"log":"unterminated)", scanner, &record));
+}
+
+// Issue 42: one JSON decoder for Docker records and socket frames. A lone
+// surrogate (a UTF-16 shipper's) no longer loses the line on one path and
+// keeps it on the other: both give U+FFFD in its place.
+TEST_F(EnvelopeTest, ALoneSurrogateInADockerRecordIsAReplacementCharacterNotALostLine) {
+  JsonObjectScanner scanner;
+  DockerRecord record;
+  ASSERT_TRUE(
+      DecodeDockerJson(R"({"log":"a\ud83d b \ude00c\n","stream":"stderr"})", scanner, &record));
+  EXPECT_EQ(record.log,
+            "a\xEF\xBF\xBD b \xEF\xBF\xBD"
+            "c\n");
+  EXPECT_EQ(record.stream, "stderr");
 }
 
 TEST_F(EnvelopeTest, MalformedDockerLineIsPlainAndCounted) {

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -203,6 +205,20 @@ TEST(SocketFramingTest, ValuesInsideArraysOrOfOtherTypesAreNotTakenAsText) {
   EXPECT_EQ(events.Dropped(DropReason::kNoTextField), 1u);
 }
 
+// Issue 42: one JSON decoder for socket frames and Docker records
+// (common/json_object.h). A lone surrogate used to drop the whole frame as
+// invalid JSON here while the Docker path kept its line: now both keep the
+// line with U+FFFD in its place.
+TEST(SocketFramingTest, ALoneSurrogateIsAReplacementCharacterAndTheLineIsKept) {
+  CountingEvents events;
+  Decoded got = Decode(Framing::kJsonl,
+                       {R"({"log":"x\udc00y \ud800","pod":"p"})"
+                        "\n"},
+                       1024, &events);
+  EXPECT_THAT(got.lines, ElementsAre("x\xEF\xBF\xBDy \xEF\xBF\xBD"));
+  EXPECT_EQ(events.Dropped(DropReason::kInvalidJson), 0u);
+}
+
 TEST(SocketFramingTest, ATextOfSeveralLinesGivesOneLogLineEach) {
   CountingEvents events;
   Decoded got = Decode(Framing::kJsonl,
@@ -269,6 +285,41 @@ bool ValidUtf8(std::string_view s) {
     i += n;
   }
   return true;
+}
+
+// `record` with each \uXXXX escape of a lone surrogate (a high one not
+// followed by a low one, a low one not after a high one) spelt \ufffd.
+std::string LoneSurrogatesReplaced(std::string_view record) {
+  auto unit = [&](size_t at, uint32_t* out) {  // the \uXXXX escape at `at`, if it is one
+    if (at + 6 > record.size() || record[at] != '\\' || record[at + 1] != 'u') return false;
+    for (size_t k = at + 2; k < at + 6; ++k) {
+      if (!std::isxdigit(static_cast<unsigned char>(record[k]))) return false;
+    }
+    return std::sscanf(std::string(record.substr(at + 2, 4)).c_str(), "%4x", out) == 1;
+  };
+  std::string out;
+  for (size_t i = 0; i < record.size();) {
+    uint32_t cp = 0;
+    if (record[i] == '\\' && i + 1 < record.size() && record[i + 1] != 'u') {
+      out.append(record.substr(i, 2));  // another escape, the backslash's own included
+      i += 2;
+    } else if (unit(i, &cp) && cp >= 0xD800 && cp <= 0xDBFF) {
+      uint32_t low = 0;
+      if (unit(i + 6, &low) && low >= 0xDC00 && low <= 0xDFFF) {
+        out.append(record.substr(i, 12));
+        i += 12;
+      } else {
+        out += "\\ufffd";
+        i += 6;
+      }
+    } else if (unit(i, &cp) && cp >= 0xDC00 && cp <= 0xDFFF) {
+      out += "\\ufffd";
+      i += 6;
+    } else {
+      out += record[i++];
+    }
+  }
+  return out;
 }
 
 // Random JSON records: the wanted keys among others, nested objects and
@@ -365,15 +416,19 @@ TEST(SocketFramingTest, TheJsonScannerAgreesWithNlohmannsDomOnRandomAndMutatedRe
   JsonFields fields = JsonFields::Defaults();
   fields.text = {"log", "message", "kubernetes.x"};
   RecordGenerator gen(20261130);
+  JsonObjectScanner scanner;
   int compared = 0, invalid = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string record = gen.Record();
     if (i % 2 == 1) record = gen.Mutate(record);
     std::string text, oracle_text;
     StreamLabels labels, oracle_labels;
-    const JsonResult got = DecodeJsonLine(record, fields, &text, &labels);
+    const JsonResult got = DecodeJsonLine(record, fields, scanner, &text, &labels);
     if (!ValidUtf8(record)) continue;  // the scanner passes bytes on; the DOM refuses them
-    const JsonResult want = OracleDecode(record, fields, &oracle_text, &oracle_labels);
+    // The DOM refuses a lone surrogate the scanner takes as U+FFFD: it is
+    // given the record with those escapes spelt \ufffd.
+    const JsonResult want =
+        OracleDecode(LoneSurrogatesReplaced(record), fields, &oracle_text, &oracle_labels);
     ASSERT_EQ(got, want) << record;
     if (got != JsonResult::kInvalidJson) {
       ASSERT_EQ(text, oracle_text) << record;

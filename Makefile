@@ -7,7 +7,8 @@ SANITIZE_BUILD ?= build-sanitize
 VERSION := $(shell grep -oP '^project.fingerprintd VERSION \K[0-9.]+' CMakeLists.txt)
 
 .PHONY: all deps build daemon demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke \
-	fuzz-build check-real-corpus check-message-coverage check-live-corpus format-check clean image-base image test-image deb test-deb
+	fuzz-build check-real-corpus check-message-coverage check-live-corpus format-check clean image-base image test-image deb test-deb \
+	deb-arm64
 
 all: build
 
@@ -145,8 +146,29 @@ test-deb:
 	@./deploy/install-deps.sh containers
 	python3 -B tests/deploy/deb_test.py $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
 
+# arm64 (aarch64: GB10 / DGX Spark, Grace hosts), cross-built on this amd64 host with Debian's
+# cross toolchain and the :arm64 libraries (cmake/aarch64-linux-gnu.cmake; the arm64 group of
+# deploy/install-deps.sh, installed for these targets only). deb-arm64 builds the daemon and packs
+# $(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb as `deb` packs the amd64 one (same configure,
+# install rules, hardening, dpkg-shlibdeps, lintian). The tests are configured in (BUILD_TESTING
+# stays ON, for the arm64 tests to come), so cpack's install must not build `all`
+# (CMAKE_SKIP_INSTALL_ALL_DEPENDENCY): deb-arm64 compiles the daemon only, as `deb` does.
+ARM64_BUILD ?= build-deb-arm64
+$(ARM64_BUILD)/CMakeCache.txt: | deps
+	@./deploy/install-deps.sh arm64
+	cmake -S . -B $(ARM64_BUILD) --toolchain cmake/aarch64-linux-gnu.cmake \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DFINGERPRINTD_HARDEN=ON \
+	  -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON
+deb-arm64: deps $(ARM64_BUILD)/CMakeCache.txt
+	@./deploy/install-deps.sh arm64 deb
+	cmake --build $(ARM64_BUILD) -j$(JOBS) --target fingerprintd fingerprintd_debian_changelog
+	rm -f $(ARM64_BUILD)/fingerprintd_*.deb
+	cd $(ARM64_BUILD) && cpack -G DEB
+	lintian --display-info --fail-on error,warning $(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb
+	@ls -l $(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb
+
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD) $(TSAN_BUILD) $(MEMCHECK_BUILD) $(DEB_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(TSAN_BUILD) $(MEMCHECK_BUILD) $(DEB_BUILD) $(ARM64_BUILD)

@@ -13,6 +13,9 @@
 #               refuses some kernels' cgroup layouts), mmdebstrap for the
 #               locally made Debian 12 base image (deploy/image/base.sh)
 #   deb         make deb: lintian, run on the package it builds
+#   arm64       make deb-arm64 / test-arm64 / test-deb-arm64: Debian's arm64
+#               cross toolchain, qemu-user-static, and the build's libraries
+#               as :arm64 multiarch packages (dpkg --add-architecture arm64)
 set -euo pipefail
 
 PACKAGES=(
@@ -51,13 +54,75 @@ fi
 
 CONTAINER_TOOLS=(podman runc mmdebstrap)
 DEB_TOOLS=(lintian)
+# The cross build (cmake/aarch64-linux-gnu.cmake) links what the native one
+# links, as :arm64 packages installed beside the amd64 ones. nlohmann-json3-dev
+# and libcli11-dev (header-only, Architecture: all) serve both.
+ARM64_TOOLS=(
+  crossbuild-essential-arm64 qemu-user-static
+  arch-test  # mmdebstrap's check that arm64 programs run (deploy/image/base.sh arm64)
+  libre2-dev:arm64
+  libboost-dev:arm64 libboost-system-dev:arm64
+  libspdlog-dev:arm64 libfmt-dev:arm64
+  zlib1g-dev:arm64
+  libssl-dev:arm64
+  libgtest-dev:arm64 libgmock-dev:arm64
+  # libyaml-cpp-dev and prometheus-cpp-dev (through its Depends: civetweb)
+  # are Multi-Arch: no, so their :arm64 packages would remove the amd64 ones.
+  # Their runtime libraries and what prometheus-cpp's CMake config finds are
+  # installed; the two -dev packages are unpacked under ARM64_DEV_ROOT below.
+  libyaml-cpp0.7:arm64
+  libprometheus-cpp-core1.0:arm64 libprometheus-cpp-pull1.0:arm64
+  libprometheus-cpp-push1.0:arm64
+  libcivetweb-dev:arm64 libcurl4-openssl-dev:arm64
+)
+ARM64_DEV_ROOT="${FINGERPRINTD_ARM64_DEV_ROOT:-/opt/fingerprintd-cross/arm64}"
+ARM64_UNPACKED=(libyaml-cpp-dev:arm64 prometheus-cpp-dev:arm64)
+arm64=0
 for group in "$@"; do
   case "$group" in
     containers) PACKAGES+=("${CONTAINER_TOOLS[@]}") ;;
     deb) PACKAGES+=("${DEB_TOOLS[@]}") ;;
-    *) echo "install-deps: unknown group '$group' (containers, deb)" >&2; exit 2 ;;
+    arm64) PACKAGES+=("${ARM64_TOOLS[@]}"); arm64=1 ;;
+    *) echo "install-deps: unknown group '$group' (containers, deb, arm64)" >&2; exit 2 ;;
   esac
 done
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+# The two Multi-Arch: no -dev packages of the arm64 group, unpacked (not
+# installed) into ARM64_DEV_ROOT: their headers and CMake configs, with the
+# shared libraries they name linked to the installed :arm64 runtime packages,
+# so the cross build links what the arm64 package then depends on. The
+# unpacked versions are the runtime packages' (a stamp says which), so this
+# runs again only when those change.
+unpack_arm64_dev() {
+  local want have pkg dir lib
+  want="$(dpkg-query -W -f='${Package}=${Version}\n' libyaml-cpp0.7:arm64 \
+    libprometheus-cpp-core1.0:arm64 | sort)"
+  have="$(cat "$ARM64_DEV_ROOT/.unpacked" 2>/dev/null || true)"
+  if [ "$want" = "$have" ]; then
+    return 0
+  fi
+  echo "install-deps: unpacking ${ARM64_UNPACKED[*]} into $ARM64_DEV_ROOT" >&2
+  dir="$(mktemp -d)"
+  (cd "$dir" && apt-get download -q -o APT::Sandbox::User=root \
+    "libyaml-cpp-dev:arm64=$(dpkg-query -W -f='${Version}' libyaml-cpp0.7:arm64)" \
+    "prometheus-cpp-dev:arm64=$(dpkg-query -W -f='${Version}' libprometheus-cpp-core1.0:arm64)")
+  $SUDO rm -rf "$ARM64_DEV_ROOT"
+  $SUDO mkdir -p "$ARM64_DEV_ROOT"
+  for pkg in "$dir"/*.deb; do
+    $SUDO dpkg-deb -x "$pkg" "$ARM64_DEV_ROOT"
+  done
+  rm -rf "$dir"
+  for lib in $(dpkg -L libyaml-cpp0.7:arm64 libprometheus-cpp-core1.0:arm64 \
+      libprometheus-cpp-pull1.0:arm64 libprometheus-cpp-push1.0:arm64 | grep '\.so\.'); do
+    $SUDO ln -sf "$lib" "$ARM64_DEV_ROOT$lib"
+  done
+  echo "$want" | $SUDO tee "$ARM64_DEV_ROOT/.unpacked" >/dev/null
+}
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -67,15 +132,16 @@ for pkg in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
+  if [ "$arm64" = 1 ]; then
+    unpack_arm64_dev
+  fi
   exit 0
 fi
 
 echo "install-deps: installing ${missing[*]}" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO="sudo"
+if [ "$arm64" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
 fi
-export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # Packages whose service the postinst tries to start (prometheus) must not
 # leave dpkg half-configured where no init system runs.
@@ -83,3 +149,6 @@ $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" || {
   $SUDO dpkg --configure -a
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
+if [ "$arm64" = 1 ]; then
+  unpack_arm64_dev
+fi

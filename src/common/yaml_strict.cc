@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace fingerprintd::yaml_strict {
 
@@ -61,13 +64,133 @@ std::string FieldName(std::string_view where, std::string_view key) {
   return std::string(where) + "." + std::string(key);
 }
 
+namespace {
+
+// The source lines of one file, for checks yaml-cpp does not make.
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+size_t Indent(std::string_view line) {
+  size_t n = 0;
+  while (n < line.size() && line[n] == ' ') ++n;
+  return n;
+}
+
+// A quoted scalar opening at (line, column) that is not closed on its line
+// and whose next non-blank line is not indented past the opening line: YAML
+// forbids that, but yaml-cpp reads on until the next quote, swallowing the keys
+// in between. Returns the 0-based line of the swallowed text, or -1.
+int UnterminatedQuoteRunsInto(const std::vector<std::string_view>& lines, size_t line,
+                              size_t column) {
+  if (line >= lines.size() || column >= lines[line].size()) return -1;
+  std::string_view text = lines[line];
+  const char quote = text[column];
+  if (quote != '"' && quote != '\'') return -1;
+  for (size_t i = column + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is an escaped quote
+      } else {
+        return -1;  // closed on its own line
+      }
+    }
+  }
+  for (size_t next = line + 1; next < lines.size(); ++next) {
+    if (lines[next].find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    return Indent(lines[next]) <= Indent(text) ? static_cast<int>(next) : -1;
+  }
+  return -1;
+}
+
+// The first quote left open before line `upto` (0-based), found in the text
+// since the document did not parse; block scalars (`log: |`) are skipped.
+// Returns its line, or -1.
+int UnterminatedQuoteBefore(const std::vector<std::string_view>& lines, size_t upto) {
+  static const RE2 kQuoted(R"(^ *(?:- +)?(?:[A-Za-z_][\w.-]*: +)?(["']))");
+  static const RE2 kBlock(R"(^ *(?:- +)?(?:[A-Za-z_][\w.-]*: *)?[|>][-+0-9]*\s*$)");
+  size_t block_indent = std::string_view::npos;
+  for (size_t i = 0; i <= upto && i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (block_indent != std::string_view::npos) {
+      if (Indent(line) > block_indent) continue;
+      block_indent = std::string_view::npos;
+    }
+    if (RE2::PartialMatch(line, kBlock)) {
+      block_indent = Indent(line);
+      continue;
+    }
+    re2::StringPiece quote;
+    if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), kQuoted, &quote) &&
+        UnterminatedQuoteRunsInto(lines, i, quote.data() - line.data()) >= 0) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// A quoted scalar anywhere under `node` left open (UnterminatedQuoteRunsInto).
+void FindUnterminatedQuotes(const YamlErrors& errors, const std::vector<std::string_view>& lines,
+                            const YAML::Node& node, const std::string& where, std::string* out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      FindUnterminatedQuotes(errors, lines, kv.second, FieldName(where, key), out);
+    }
+  } else if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      FindUnterminatedQuotes(errors, lines, node[i], where + "[" + std::to_string(i) + "]", out);
+    }
+  } else if (node.IsScalar() && node.Tag() == "!") {  // a quoted scalar
+    const YAML::Mark mark = node.Mark();
+    if (mark.line < 0 || mark.column < 0) return;
+    if (int into = UnterminatedQuoteRunsInto(lines, mark.line, mark.column); into >= 0) {
+      Status s = errors.ErrorAt(
+          mark.line + 1, where.empty() ? "yaml" : where,
+          "unterminated quote: the string runs on into line " + std::to_string(into + 1));
+      *out += (out->empty() ? "" : "\n") + s.message();
+    }
+  }
+}
+
+}  // namespace
+
+Status ExceptionError(const YamlErrors& errors, const std::string& text, const YAML::Exception& e) {
+  const std::vector<std::string_view> lines = SplitLines(text);
+  const int quote = e.mark.line >= 0 ? UnterminatedQuoteBefore(lines, e.mark.line) : -1;
+  if (quote >= 0) {
+    return errors.ErrorAt(
+        quote + 1, "yaml",
+        "unterminated quote (then at line " + std::to_string(e.mark.line + 1) + ": " + e.msg + ")");
+  }
+  return errors.ErrorAt(e.mark.line + 1, "yaml", e.msg);
+}
+
 Status ParseYamlText(const YamlErrors& errors, const std::string& text, YAML::Node* out) {
   try {
     *out = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    return errors.ErrorAt(e.mark.line + 1, "yaml", e.msg);
+    return ExceptionError(errors, text, e);
   }
   return OkStatus();
+}
+
+Status CheckUnterminatedQuotes(const YamlErrors& errors, const std::string& text,
+                               const YAML::Node& node) {
+  std::string out;
+  FindUnterminatedQuotes(errors, SplitLines(text), node, "", &out);
+  return out.empty() ? OkStatus() : InvalidArgumentError(out);
 }
 
 Status CheckKeys(const YamlErrors& errors, const YAML::Node& map, std::string_view where,

@@ -1,6 +1,6 @@
-// Strict YAML helpers: the shared adapter shape around yaml-cpp for files a
-// user writes by hand (the config; the rule loader has the same helpers in
-// its own file and can move onto these). Every failure is a Status of the form
+// Strict YAML: the one adapter around yaml-cpp for the files a user writes by
+// hand, the config (src/config) and the rule files (src/rules/rule_loader.cc). Every failure is a
+// Status of the form
 //
 //   file:line: <scope>field: reason
 //
@@ -13,6 +13,7 @@
 //   if (Status s = ParseYamlText(errors, text, &root); !s.ok()) return s;
 //   ErrorList list(errors.file());            // every error of the file, not only the first
 //   list.Add(CheckDuplicateKeys(errors, root));
+//   list.Add(CheckUnterminatedQuotes(errors, text, root));
 //   list.Add(CheckKeys(errors, root, "", {"rules", "sources"}));
 //   std::string rules;
 //   list.Add(GetString(errors, root, "", "rules", false, &rules));
@@ -75,9 +76,22 @@ class ErrorList {
 // "where.key", or "key" at the root.
 std::string FieldName(std::string_view where, std::string_view key);
 
-// Parses `text`; a syntax error becomes `file:line: yaml: <what>`. An empty
-// document becomes a null node.
+// Parses `text`; a syntax error becomes `file:line: yaml: <what>`, placed at
+// the quote left open before it when there is one (`file:3: yaml:
+// unterminated quote (then at line 9: ...)`). An empty document becomes a
+// null node.
 Status ParseYamlText(const YamlErrors& errors, const std::string& text, YAML::Node* out);
+
+// What a yaml-cpp exception thrown while reading `text` says, as
+// ParseYamlText reports a syntax error.
+Status ExceptionError(const YamlErrors& errors, const std::string& text, const YAML::Exception& e);
+
+// Fails on every quoted scalar under `node` that is not closed on its line
+// and whose next line is not indented past it: YAML forbids that, but
+// yaml-cpp reads on to the next quote, swallowing the keys in between
+// (`file:4: field: unterminated quote: the string runs on into line 5`).
+Status CheckUnterminatedQuotes(const YamlErrors& errors, const std::string& text,
+                               const YAML::Node& node);
 
 // Fails on every key of `map` not in `allowed` (one line each), and when
 // `map` is not a mapping.

@@ -645,9 +645,10 @@ StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& t
   DaemonConfig config;
   config.file = file;
   try {
+    errors.Add(yaml_strict::CheckUnterminatedQuotes(errors.format, text, root));
     ParseRoot(errors, root, &config);
   } catch (const YAML::Exception& e) {
-    errors.Add(errors.format.ErrorAt(e.mark.line + 1, "yaml", e.msg));
+    errors.Add(yaml_strict::ExceptionError(errors.format, text, e));
   }
   if (Status s = errors.list.ToStatus(); !s.ok()) return s;
   return config;

@@ -21,29 +21,35 @@ const std::vector<std::pair<std::string_view, std::string_view>>& EmbeddedRuleFi
 
 namespace {
 
+using yaml_strict::CheckKeys;
+using yaml_strict::GetBool;
+using yaml_strict::GetString;
+using yaml_strict::GetStringList;
+
 constexpr std::string_view kFactsFile = "facts.yaml";
 
-// Collects the location prefix for error messages of one rule file.
+// Where errors of one rule file point: `file:line: rule <id>: field: reason`,
+// yaml_strict's format with the rule as its scope ("rule ?" before its id is
+// known).
 class Context {
  public:
-  Context(std::string file) : file_(std::move(file)) {}
-  void set_rule(std::string id) { rule_ = std::move(id); }
+  explicit Context(std::string file) : file_(std::move(file)), errors_(file_, "rule ?: ") {}
+  void set_rule(const std::string& id) {
+    errors_ = yaml_strict::YamlErrors(file_, "rule " + id + ": ");
+  }
+  const yaml_strict::YamlErrors& errors() const { return errors_; }
 
   Status Error(const YAML::Node& node, std::string_view field, std::string_view reason) const {
-    int line = node.IsDefined() ? node.Mark().line + 1 : 0;
-    return ErrorAt(line, field, reason);
+    return errors_.Error(node, field, reason);
   }
   Status ErrorAt(int line, std::string_view field, std::string_view reason) const {
-    std::ostringstream out;
-    out << file_ << ":" << (line > 0 ? line : 1) << ": rule " << (rule_.empty() ? "?" : rule_)
-        << ": " << field << ": " << reason;
-    return InvalidArgumentError(out.str());
+    return errors_.ErrorAt(line, field, reason);
   }
   const std::string& file() const { return file_; }
 
  private:
   std::string file_;
-  std::string rule_;
+  yaml_strict::YamlErrors errors_;
 };
 
 // The level names a stage may require, defined here only (rules/README.md
@@ -65,145 +71,6 @@ std::string StageLevelList() {
 
 // Durations beyond a week are a typo, and would overflow microseconds.
 constexpr int64_t kMaxDurationUs = 7LL * 24 * 3'600'000'000LL;
-
-// The source lines of one file, for checks yaml-cpp does not make.
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
-size_t Indent(std::string_view line) {
-  size_t n = 0;
-  while (n < line.size() && line[n] == ' ') ++n;
-  return n;
-}
-
-// A quoted scalar opening at (line, column) that is not closed on its line
-// and whose next non-blank line is not indented past the opening line: YAML
-// forbids that, but yaml-cpp reads on until the next quote, swallowing the keys
-// in between. Returns the 0-based line of the swallowed text, or -1.
-int UnterminatedQuoteRunsInto(const std::vector<std::string_view>& lines, size_t line,
-                              size_t column) {
-  if (line >= lines.size() || column >= lines[line].size()) return -1;
-  std::string_view text = lines[line];
-  const char quote = text[column];
-  if (quote != '"' && quote != '\'') return -1;
-  for (size_t i = column + 1; i < text.size(); ++i) {
-    if (quote == '"' && text[i] == '\\') {
-      ++i;
-    } else if (text[i] == quote) {
-      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-        ++i;  // '' is an escaped quote
-      } else {
-        return -1;  // closed on its own line
-      }
-    }
-  }
-  for (size_t next = line + 1; next < lines.size(); ++next) {
-    if (lines[next].find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    return Indent(lines[next]) <= Indent(text) ? static_cast<int>(next) : -1;
-  }
-  return -1;
-}
-
-// Checks the whole document for what yaml-cpp accepts silently: a key given
-// twice in one mapping (it would keep the first) and an unterminated quote.
-Status CheckDocument(const Context& ctx, const std::vector<std::string_view>& lines,
-                     const YAML::Node& node, const std::string& path) {
-  if (node.IsMap()) {
-    std::map<std::string, int> seen;  // key -> line
-    for (const auto& kv : node) {
-      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-      const std::string field = path.empty() ? key : path + "." + key;
-      const int line = kv.first.Mark().line + 1;
-      if (auto [it, inserted] = seen.emplace(key, line); !inserted) {
-        return ctx.ErrorAt(line, field,
-                           "duplicate key (first at line " + std::to_string(it->second) + ")");
-      }
-      if (Status s = CheckDocument(ctx, lines, kv.second, field); !s.ok()) return s;
-    }
-  } else if (node.IsSequence()) {
-    for (size_t i = 0; i < node.size(); ++i) {
-      if (Status s = CheckDocument(ctx, lines, node[i], path + "[" + std::to_string(i) + "]");
-          !s.ok())
-        return s;
-    }
-  } else if (node.IsScalar() && node.Tag() == "!") {  // a quoted scalar
-    const YAML::Mark mark = node.Mark();
-    if (mark.line >= 0 && mark.column >= 0) {
-      if (int into = UnterminatedQuoteRunsInto(lines, mark.line, mark.column); into >= 0) {
-        return ctx.ErrorAt(
-            mark.line + 1, path.empty() ? "yaml" : path,
-            "unterminated quote: the string runs on into line " + std::to_string(into + 1));
-      }
-    }
-  }
-  return OkStatus();
-}
-
-Status CheckKeys(const Context& ctx, const YAML::Node& map, std::string_view where,
-                 std::initializer_list<std::string_view> allowed) {
-  if (!map.IsMap()) return ctx.Error(map, where, "expected a mapping");
-  for (const auto& kv : map) {
-    std::string key = kv.first.as<std::string>();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string field = where.empty() ? key : std::string(where) + "." + key;
-      return ctx.Error(kv.first, field, "unknown key");
-    }
-  }
-  return OkStatus();
-}
-
-Status GetString(const Context& ctx, const YAML::Node& map, std::string_view field, bool required,
-                 std::string* out) {
-  YAML::Node node = map[std::string(field)];
-  if (!node.IsDefined() || node.IsNull()) {
-    if (required) return ctx.Error(map, field, "missing required field");
-    return OkStatus();
-  }
-  if (!node.IsScalar()) return ctx.Error(node, field, "expected a string");
-  *out = node.as<std::string>();
-  if (required && out->empty()) return ctx.Error(node, field, "must not be empty");
-  return OkStatus();
-}
-
-Status GetStringList(const Context& ctx, const YAML::Node& map, std::string_view field,
-                     bool required, std::vector<std::string>* out) {
-  YAML::Node node = map[std::string(field)];
-  if (!node.IsDefined() || node.IsNull()) {
-    if (required) return ctx.Error(map, field, "missing required field");
-    return OkStatus();
-  }
-  if (node.IsScalar()) {
-    out->push_back(node.as<std::string>());
-    return OkStatus();
-  }
-  if (!node.IsSequence()) return ctx.Error(node, field, "expected a list of strings");
-  for (const auto& item : node) {
-    if (!item.IsScalar()) return ctx.Error(item, field, "expected a string");
-    out->push_back(item.as<std::string>());
-  }
-  if (required && out->empty()) return ctx.Error(node, field, "must not be empty");
-  return OkStatus();
-}
-
-Status GetBool(const Context& ctx, const YAML::Node& map, std::string_view field, bool* out) {
-  YAML::Node node = map[std::string(field)];
-  if (!node.IsDefined() || node.IsNull()) return OkStatus();
-  bool value = false;
-  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
-    return ctx.Error(node, field, "expected true or false");
-  }
-  *out = value;
-  return OkStatus();
-}
 
 // "30m", "120s", "2h", "500ms" (yaml_strict::ParseDuration), at most a week.
 Status GetDuration(const Context& ctx, const YAML::Node& map, std::string_view field,
@@ -251,10 +118,11 @@ Status CompilePatternList(const Context& ctx, const YAML::Node& node, const std:
 
 Status ParseFramePattern(const Context& ctx, const YAML::Node& node, std::string_view field,
                          FramePattern* out) {
-  if (Status s = CheckKeys(ctx, node, field, {"file", "function"}); !s.ok()) return s;
+  if (Status s = CheckKeys(ctx.errors(), node, field, {"file", "function"}); !s.ok()) return s;
   std::string file, function;
-  if (Status s = GetString(ctx, node, "file", false, &file); !s.ok()) return s;
-  if (Status s = GetString(ctx, node, "function", false, &function); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), node, field, "file", false, &file); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), node, field, "function", false, &function); !s.ok())
+    return s;
   if (file.empty() && function.empty()) {
     return ctx.Error(node, field, "a frame needs a file or a function pattern");
   }
@@ -275,16 +143,17 @@ Status ParseStages(const Context& ctx, const YAML::Node& rule_node, Rule* rule) 
   for (size_t i = 0; i < seq.size(); ++i) {
     const YAML::Node& node = seq[i];
     std::string where = "sequence[" + std::to_string(i) + "]";
-    if (Status s = CheckKeys(ctx, node, where, {"id", "level", "patterns", "required", "symptom"});
+    if (Status s = CheckKeys(ctx.errors(), node, where,
+                             {"id", "level", "patterns", "required", "symptom"});
         !s.ok())
       return s;
     Stage stage;
-    if (Status s = GetString(ctx, node, "id", true, &stage.id); !s.ok()) return s;
+    if (Status s = GetString(ctx.errors(), node, where, "id", true, &stage.id); !s.ok()) return s;
     if (!ids.insert(stage.id).second) {
       return ctx.Error(node["id"], where + ".id", "duplicate stage id '" + stage.id + "'");
     }
     std::string level = "INFO";
-    if (Status s = GetString(ctx, node, "level", false, &level); !s.ok()) return s;
+    if (Status s = GetString(ctx.errors(), node, where, "level", false, &level); !s.ok()) return s;
     const auto* known = std::find_if(std::begin(kStageLevels), std::end(kStageLevels),
                                      [&](const auto& named) { return named.first == level; });
     if (known == std::end(kStageLevels)) {
@@ -292,12 +161,15 @@ Status ParseStages(const Context& ctx, const YAML::Node& rule_node, Rule* rule) 
                        "expected " + StageLevelList() + ", got '" + level + "'");
     }
     stage.level = known->second;
-    if (Status s = GetStringList(ctx, node, "patterns", true, &stage.patterns); !s.ok()) return s;
+    if (Status s = GetStringList(ctx.errors(), node, where, "patterns", true, &stage.patterns);
+        !s.ok())
+      return s;
     if (Status s = CompilePatternList(ctx, node["patterns"], where + ".patterns", stage.patterns);
         !s.ok())
       return s;
-    if (Status s = GetBool(ctx, node, "required", &stage.required); !s.ok()) return s;
-    if (Status s = GetBool(ctx, node, "symptom", &stage.symptom); !s.ok()) return s;
+    if (Status s = GetBool(ctx.errors(), node, where, "required", &stage.required); !s.ok())
+      return s;
+    if (Status s = GetBool(ctx.errors(), node, where, "symptom", &stage.symptom); !s.ok()) return s;
     if (stage.symptom) {
       ++symptoms;
       rule->symptom_stage = rule->stages.size();
@@ -313,18 +185,20 @@ Status ParseStages(const Context& ctx, const YAML::Node& rule_node, Rule* rule) 
 
 Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
   if (!node.IsDefined() || node.IsNull()) return OkStatus();
-  if (Status s = CheckKeys(ctx, node, "traceback",
+  if (Status s = CheckKeys(ctx.errors(), node, "traceback",
                            {"exception", "message", "frames", "raised_in", "require_frames"});
       !s.ok())
     return s;
   TracebackClause clause;
   std::string exception, message;
-  if (Status s = GetString(ctx, node, "exception", true, &exception); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), node, "traceback", "exception", true, &exception); !s.ok())
+    return s;
   if (Status s = CompilePattern(ctx, node["exception"], "traceback.exception", exception, false,
                                 &clause.exception);
       !s.ok())
     return s;
-  if (Status s = GetString(ctx, node, "message", false, &message); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), node, "traceback", "message", false, &message); !s.ok())
+    return s;
   if (Status s =
           CompilePattern(ctx, node["message"], "traceback.message", message, true, &clause.message);
       !s.ok())
@@ -346,7 +220,9 @@ Status ParseTraceback(const Context& ctx, const YAML::Node& node, Rule* rule) {
     if (Status s = ParseFramePattern(ctx, raised_in, "traceback.raised_in", &fp); !s.ok()) return s;
     clause.raised_in = std::move(fp);
   }
-  if (Status s = GetBool(ctx, node, "require_frames", &clause.require_frames); !s.ok()) return s;
+  if (Status s = GetBool(ctx.errors(), node, "traceback", "require_frames", &clause.require_frames);
+      !s.ok())
+    return s;
   if (clause.require_frames && clause.frames.empty()) {
     return ctx.Error(node["require_frames"], "traceback.require_frames",
                      "needs a non-empty traceback.frames");
@@ -361,7 +237,7 @@ Status ParseUnless(const Context& ctx, const YAML::Node& node, Rule* rule) {
   for (size_t i = 0; i < node.size(); ++i) {
     std::string where = "unless[" + std::to_string(i) + "]";
     const YAML::Node& item = node[i];
-    if (Status s = CheckKeys(ctx, item, where, {"frame", "message", "exception"}); !s.ok())
+    if (Status s = CheckKeys(ctx.errors(), item, where, {"frame", "message", "exception"}); !s.ok())
       return s;
     Veto veto;
     if (item["frame"].IsDefined()) {
@@ -371,13 +247,15 @@ Status ParseUnless(const Context& ctx, const YAML::Node& node, Rule* rule) {
       veto.frame = std::move(fp);
     }
     std::string message;
-    if (Status s = GetString(ctx, item, "message", false, &message); !s.ok()) return s;
+    if (Status s = GetString(ctx.errors(), item, where, "message", false, &message); !s.ok())
+      return s;
     if (Status s =
             CompilePattern(ctx, item["message"], where + ".message", message, true, &veto.message);
         !s.ok())
       return s;
     std::string exception;
-    if (Status s = GetString(ctx, item, "exception", false, &exception); !s.ok()) return s;
+    if (Status s = GetString(ctx.errors(), item, where, "exception", false, &exception); !s.ok())
+      return s;
     if (Status s = CompilePattern(ctx, item["exception"], where + ".exception", exception, true,
                                   &veto.exception);
         !s.ok())
@@ -396,22 +274,29 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
   for (size_t i = 0; i < node.size(); ++i) {
     std::string where = "tests[" + std::to_string(i) + "]";
     const YAML::Node& item = node[i];
-    if (Status s = CheckKeys(ctx, item, where, {"name", "log", "expect"}); !s.ok()) return s;
+    if (Status s = CheckKeys(ctx.errors(), item, where, {"name", "log", "expect"}); !s.ok())
+      return s;
     RuleTest test;
     test.line = item.Mark().line + 1;
-    if (Status s = GetString(ctx, item, "name", true, &test.name); !s.ok()) return s;
-    if (Status s = GetString(ctx, item, "log", true, &test.log); !s.ok()) return s;
+    if (Status s = GetString(ctx.errors(), item, where, "name", true, &test.name); !s.ok())
+      return s;
+    if (Status s = GetString(ctx.errors(), item, where, "log", true, &test.log); !s.ok()) return s;
     YAML::Node expect = item["expect"];
     if (!expect.IsDefined()) return ctx.Error(item, where + ".expect", "missing required field");
     if (!expect.IsSequence()) return ctx.Error(expect, where + ".expect", "expected a list");
     for (const auto& e : expect) {
-      if (Status s = CheckKeys(ctx, e, where + ".expect",
+      if (Status s = CheckKeys(ctx.errors(), e, where + ".expect",
                                {"rule", "confidence", "affected", "occurrences", "closed"});
           !s.ok())
         return s;
       RuleTest::Expected exp;
-      if (Status s = GetString(ctx, e, "rule", true, &exp.rule); !s.ok()) return s;
-      if (Status s = GetString(ctx, e, "confidence", false, &exp.confidence); !s.ok()) return s;
+      if (Status s = GetString(ctx.errors(), e, where + ".expect", "rule", true, &exp.rule);
+          !s.ok())
+        return s;
+      if (Status s =
+              GetString(ctx.errors(), e, where + ".expect", "confidence", false, &exp.confidence);
+          !s.ok())
+        return s;
       if (!exp.confidence.empty() && exp.confidence != "confirmed" && exp.confidence != "partial") {
         return ctx.Error(e["confidence"], where + ".expect.confidence",
                          "expected confirmed or partial");
@@ -431,7 +316,9 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
         }
         exp.occurrences = occurrences;
       }
-      if (Status s = GetString(ctx, e, "closed", false, &exp.closed); !s.ok()) return s;
+      if (Status s = GetString(ctx.errors(), e, where + ".expect", "closed", false, &exp.closed);
+          !s.ok())
+        return s;
       static const std::set<std::string> kStates = {"open", "recovered", "gone", "expired",
                                                     "evicted"};
       if (!exp.closed.empty() && kStates.count(exp.closed) == 0) {
@@ -447,7 +334,7 @@ Status ParseTests(const Context& ctx, const YAML::Node& node, Rule* rule) {
 
 // Checks the id: kebab-case, and the file's stem.
 Status ParseRuleId(const Context& ctx, const YAML::Node& root, Rule* rule) {
-  if (Status s = GetString(ctx, root, "id", true, &rule->id); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "id", true, &rule->id); !s.ok()) return s;
   static const RE2 kKebab("[a-z0-9]+(-[a-z0-9]+)*");
   if (!RE2::FullMatch(rule->id, kKebab)) {
     return ctx.Error(root["id"], "id", "must be kebab-case ([a-z0-9-])");
@@ -479,9 +366,9 @@ Status ParseMarkerRule(const Context& ctx, const YAML::Node& root, RuleKind kind
     if (root[key].IsDefined()) return ctx.Error(root[key], key, what);
   }
   if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
-  if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "title", true, &rule->title); !s.ok()) return s;
   std::string scope = "deployment";
-  if (Status s = GetString(ctx, root, "scope", false, &scope); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "scope", false, &scope); !s.ok()) return s;
   if (scope != "deployment" && scope != "rank") {
     return ctx.Error(root["scope"], "scope", "expected deployment or rank, got '" + scope + "'");
   }
@@ -497,7 +384,7 @@ Status ParseMarkerRule(const Context& ctx, const YAML::Node& root, RuleKind kind
 Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   Context ctx = file_ctx;
   if (root.IsMap() && root["id"].IsScalar()) ctx.set_rule(root["id"].as<std::string>());
-  if (Status s = CheckKeys(ctx, root, "",
+  if (Status s = CheckKeys(ctx.errors(), root, "",
                            {"id",      "kind",        "title",          "class",       "severity",
                             "library", "phase",       "maxspan",        "window",      "fallback",
                             "family",  "consequence", "last_exception", "sequence",    "traceback",
@@ -506,7 +393,7 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
       !s.ok())
     return s;
   std::string kind = "failure";
-  if (Status s = GetString(ctx, root, "kind", false, &kind); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "kind", false, &kind); !s.ok()) return s;
   if (root["scope"].IsDefined() && kind != "ready") {
     return ctx.Error(root["scope"], "scope", "only for kind: ready, got kind: " + kind);
   }
@@ -519,8 +406,9 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
                      "expected failure, ready, stop or start, got '" + kind + "'");
   }
   if (Status s = ParseRuleId(ctx, root, rule); !s.ok()) return s;
-  if (Status s = GetString(ctx, root, "title", true, &rule->title); !s.ok()) return s;
-  if (Status s = GetString(ctx, root, "class", true, &rule->rule_class); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "title", true, &rule->title); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "class", true, &rule->rule_class); !s.ok())
+    return s;
   if (!IsValidRuleClass(rule->rule_class)) {
     return ctx.Error(root["class"], "class",
                      "expected hardware_support, model_bug, resource, distributed, config or "
@@ -528,19 +416,22 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
                          rule->rule_class + "'");
   }
   std::string severity;
-  if (Status s = GetString(ctx, root, "severity", true, &severity); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "severity", true, &severity); !s.ok()) return s;
   if (!ParseSeverity(severity, &rule->severity)) {
     return ctx.Error(root["severity"], "severity",
                      "expected critical, error, warning or info, got '" + severity + "'");
   }
-  if (Status s = GetString(ctx, root, "library", false, &rule->library); !s.ok()) return s;
-  if (Status s = GetString(ctx, root, "phase", false, &rule->phase); !s.ok()) return s;
+  if (Status s = GetString(ctx.errors(), root, "", "library", false, &rule->library); !s.ok())
+    return s;
+  if (Status s = GetString(ctx.errors(), root, "", "phase", false, &rule->phase); !s.ok()) return s;
   if (Status s = GetDuration(ctx, root, "maxspan", &rule->maxspan_us); !s.ok()) return s;
   if (Status s = GetDuration(ctx, root, "window", &rule->window_us); !s.ok()) return s;
-  if (Status s = GetBool(ctx, root, "fallback", &rule->fallback); !s.ok()) return s;
-  if (Status s = GetBool(ctx, root, "family", &rule->family); !s.ok()) return s;
-  if (Status s = GetBool(ctx, root, "consequence", &rule->consequence); !s.ok()) return s;
-  if (Status s = GetBool(ctx, root, "last_exception", &rule->last_exception); !s.ok()) return s;
+  if (Status s = GetBool(ctx.errors(), root, "", "fallback", &rule->fallback); !s.ok()) return s;
+  if (Status s = GetBool(ctx.errors(), root, "", "family", &rule->family); !s.ok()) return s;
+  if (Status s = GetBool(ctx.errors(), root, "", "consequence", &rule->consequence); !s.ok())
+    return s;
+  if (Status s = GetBool(ctx.errors(), root, "", "last_exception", &rule->last_exception); !s.ok())
+    return s;
   if (rule->last_exception && !rule->fallback) {
     return ctx.Error(root["last_exception"], "last_exception", "only a fallback rule may have it");
   }
@@ -550,9 +441,13 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
   if (Status s = ParseStages(ctx, root, rule); !s.ok()) return s;
   if (Status s = ParseTraceback(ctx, root["traceback"], rule); !s.ok()) return s;
   if (Status s = ParseUnless(ctx, root["unless"], rule); !s.ok()) return s;
-  if (Status s = GetStringList(ctx, root, "facts", false, &rule->facts); !s.ok()) return s;
-  if (Status s = GetString(ctx, root, "explanation", true, &rule->explanation); !s.ok()) return s;
-  if (Status s = GetStringList(ctx, root, "remediation", true, &rule->remediation); !s.ok())
+  if (Status s = GetStringList(ctx.errors(), root, "", "facts", false, &rule->facts); !s.ok())
+    return s;
+  if (Status s = GetString(ctx.errors(), root, "", "explanation", true, &rule->explanation);
+      !s.ok())
+    return s;
+  if (Status s = GetStringList(ctx.errors(), root, "", "remediation", true, &rule->remediation);
+      !s.ok())
     return s;
   if (Status s = ParseTests(ctx, root["tests"], rule); !s.ok()) return s;
   rule->file = ctx.file();
@@ -561,15 +456,18 @@ Status ParseRule(const Context& file_ctx, const YAML::Node& root, Rule* rule) {
 
 Status ParseFactsFile(const Context& ctx, const YAML::Node& root, std::vector<FactExtractor>* facts,
                       std::vector<KernelSupport>* support) {
-  if (Status s = CheckKeys(ctx, root, "", {"facts", "kernel_support"}); !s.ok()) return s;
+  if (Status s = CheckKeys(ctx.errors(), root, "", {"facts", "kernel_support"}); !s.ok()) return s;
   YAML::Node list = root["facts"];
   if (!list.IsSequence()) return ctx.Error(root, "facts", "expected a list of fact extractors");
   for (size_t i = 0; i < list.size(); ++i) {
     std::string where = "facts[" + std::to_string(i) + "]";
-    if (Status s = CheckKeys(ctx, list[i], where, {"name", "patterns"}); !s.ok()) return s;
+    if (Status s = CheckKeys(ctx.errors(), list[i], where, {"name", "patterns"}); !s.ok()) return s;
     FactExtractor fact;
-    if (Status s = GetString(ctx, list[i], "name", true, &fact.name); !s.ok()) return s;
-    if (Status s = GetStringList(ctx, list[i], "patterns", true, &fact.patterns); !s.ok()) return s;
+    if (Status s = GetString(ctx.errors(), list[i], where, "name", true, &fact.name); !s.ok())
+      return s;
+    if (Status s = GetStringList(ctx.errors(), list[i], where, "patterns", true, &fact.patterns);
+        !s.ok())
+      return s;
     const YAML::Node patterns = list[i]["patterns"];
     for (size_t k = 0; k < fact.patterns.size(); ++k) {
       const YAML::Node item = patterns.IsSequence() ? patterns[k] : patterns;
@@ -588,13 +486,17 @@ Status ParseFactsFile(const Context& ctx, const YAML::Node& root, std::vector<Fa
     if (!ks.IsSequence()) return ctx.Error(ks, "kernel_support", "expected a list");
     for (size_t i = 0; i < ks.size(); ++i) {
       std::string where = "kernel_support[" + std::to_string(i) + "]";
-      if (Status s = CheckKeys(ctx, ks[i], where, {"library", "implements", "note"}); !s.ok())
+      if (Status s = CheckKeys(ctx.errors(), ks[i], where, {"library", "implements", "note"});
+          !s.ok())
         return s;
       KernelSupport k;
-      if (Status s = GetString(ctx, ks[i], "library", true, &k.library); !s.ok()) return s;
-      if (Status s = GetStringList(ctx, ks[i], "implements", true, &k.implements); !s.ok())
+      if (Status s = GetString(ctx.errors(), ks[i], where, "library", true, &k.library); !s.ok())
         return s;
-      if (Status s = GetString(ctx, ks[i], "note", false, &k.note); !s.ok()) return s;
+      if (Status s = GetStringList(ctx.errors(), ks[i], where, "implements", true, &k.implements);
+          !s.ok())
+        return s;
+      if (Status s = GetString(ctx.errors(), ks[i], where, "note", false, &k.note); !s.ok())
+        return s;
       support->push_back(std::move(k));
     }
   }
@@ -609,56 +511,6 @@ std::string RuleIdOfText(const std::string& text) {
   return RE2::PartialMatch(text, kIdLine, &id) ? id : "?";
 }
 
-// The first quote left open before line `upto` (0-based), found in the text
-// since the document did not parse; block scalars (`log: |`) are skipped.
-// Returns its line, or -1.
-int UnterminatedQuoteBefore(const std::vector<std::string_view>& lines, size_t upto) {
-  static const RE2 kQuoted(R"(^ *(?:- +)?(?:[A-Za-z_][\w.-]*: +)?(["']))");
-  static const RE2 kBlock(R"(^ *(?:- +)?(?:[A-Za-z_][\w.-]*: *)?[|>][-+0-9]*\s*$)");
-  size_t block_indent = std::string_view::npos;
-  for (size_t i = 0; i <= upto && i < lines.size(); ++i) {
-    const std::string_view line = lines[i];
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (block_indent != std::string_view::npos) {
-      if (Indent(line) > block_indent) continue;
-      block_indent = std::string_view::npos;
-    }
-    if (RE2::PartialMatch(line, kBlock)) {
-      block_indent = Indent(line);
-      continue;
-    }
-    re2::StringPiece quote;
-    if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), kQuoted, &quote) &&
-        UnterminatedQuoteRunsInto(lines, i, quote.data() - line.data()) >= 0) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
-Status YamlError(const std::string& file, const std::string& text, const YAML::Exception& e) {
-  std::ostringstream msg;
-  const std::vector<std::string_view> lines = SplitLines(text);
-  const int quote = e.mark.line >= 0 ? UnterminatedQuoteBefore(lines, e.mark.line) : -1;
-  if (quote >= 0) {
-    msg << file << ":" << quote + 1 << ": rule " << RuleIdOfText(text)
-        << ": yaml: unterminated quote (then at line " << e.mark.line + 1 << ": " << e.msg << ")";
-  } else {
-    msg << file << ":" << e.mark.line + 1 << ": rule " << RuleIdOfText(text) << ": yaml: " << e.msg;
-  }
-  return InvalidArgumentError(msg.str());
-}
-
-// Calls yaml-cpp; turns its exceptions into a Status naming the file and line.
-Status ParseYamlText(const std::string& file, const std::string& text, YAML::Node* out) {
-  try {
-    *out = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return YamlError(file, text, e);
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
@@ -668,12 +520,16 @@ StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
   bool have_facts = false;
   for (const auto& [file, text] : files) {
     Context ctx(file);
+    // Errors of the document as a whole name the rule its `id:` line gives.
+    Context doc_ctx = ctx;
+    doc_ctx.set_rule(RuleIdOfText(text));
     YAML::Node root;
-    if (Status s = ParseYamlText(file, text, &root); !s.ok()) return s;
+    if (Status s = yaml_strict::ParseYamlText(doc_ctx.errors(), text, &root); !s.ok()) return s;
     try {
-      Context doc_ctx = ctx;
-      if (root.IsMap() && root["id"].IsScalar()) doc_ctx.set_rule(root["id"].Scalar());
-      if (Status s = CheckDocument(doc_ctx, SplitLines(text), root, ""); !s.ok()) return s;
+      if (Status s = yaml_strict::CheckDuplicateKeys(doc_ctx.errors(), root); !s.ok()) return s;
+      if (Status s = yaml_strict::CheckUnterminatedQuotes(doc_ctx.errors(), text, root); !s.ok()) {
+        return s;
+      }
       if (std::filesystem::path(file).filename() == kFactsFile) {
         have_facts = true;
         if (Status s = ParseFactsFile(ctx, root, &set->facts_, &set->kernel_support_); !s.ok())
@@ -688,7 +544,7 @@ StatusOr<std::shared_ptr<const RuleSet>> LoadRuleTexts(
       }
       set->rules_.push_back(std::move(rule));
     } catch (const YAML::Exception& e) {
-      return YamlError(file, text, e);
+      return yaml_strict::ExceptionError(doc_ctx.errors(), text, e);
     }
   }
   if (set->rules_.empty()) return InvalidArgumentError("rule pack: no rules found");

@@ -244,6 +244,19 @@ TEST(ConfigTest, AlertmanagerBadSchemeABuiltInLabelOrAZeroQueueAreErrors) {
               HasSubstr("alertmanager.url: missing required key"));
 }
 
+// Issue 42: one strict YAML module for the config and the rules
+// (common/yaml_strict.h). A quote left open swallows the keys after it in
+// yaml-cpp; the rule loader said so, the config read on: now both say so.
+TEST(ConfigTest, AnUnterminatedQuoteIsAnErrorAtItsLineNotSwallowedKeys) {
+  const std::string head = "sources:\n  - {type: file, paths: [x]}\n";
+  EXPECT_THAT(ErrorOf(head + "incidents:\n  path: \"/var/log/inc.jsonl\n  max_age: 24h\n"),
+              HasSubstr("f.yaml:4: incidents.path: unterminated quote: the string runs on into "
+                        "line 5"));
+  EXPECT_THAT(ErrorOf(head + "incidents:\n  path: \"/var/log/inc.jsonl\n"
+                             "http:\n  listen: \"127.0.0.1:9464\"\n"),
+              HasSubstr("f.yaml:4: yaml: unterminated quote (then at line"));
+}
+
 // Issue 42: a managed Alertmanager wants TLS and a login. The files are not
 // read by `config check` (the Secrets may not be mounted where it runs).
 TEST(ConfigTest, AlertmanagerOverHttpsTakesACaAClientCertificateAndBasicAuthOrABearerToken) {

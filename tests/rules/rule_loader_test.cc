@@ -151,7 +151,7 @@ TEST(RuleLoaderTest, MissingRequiredFieldIsNamed) {
   text.erase(text.find("title: A good rule\n"), 19);
   Status s = Load("rules/good-rule.yaml", text);
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("rule good-rule: title: missing required field"));
+  EXPECT_THAT(s.message(), HasSubstr("rule good-rule: title: missing required key"));
 }
 
 TEST(RuleLoaderTest, InvalidClassAndSeverityAreRejected) {
@@ -252,12 +252,13 @@ TEST(RuleLoaderTest, DuplicateKeyIsRejectedNamingBothLines) {
   std::string text = ValidRule() + "severity: critical\n";
   Status s = Load("rules/good-rule.yaml", text);
   EXPECT_THAT(s.message(), StartsWith("rules/good-rule.yaml:18: rule good-rule: severity: "
-                                      "duplicate key (first at line 4)"));
+                                      "duplicate key (first at line 4; a second value would be "
+                                      "ignored)"));
   text = ValidRule();
   text.replace(text.find("    symptom: true"), 17, "    symptom: true\n    level: INFO");
   s = Load("rules/good-rule.yaml", text);
   EXPECT_THAT(s.message(), HasSubstr(":10: rule good-rule: sequence[0].level: duplicate key "
-                                     "(first at line 7)"));
+                                     "(first at line 7; a second value would be ignored)"));
 }
 
 class RuleDirTest : public ::testing::Test {

@@ -33,9 +33,9 @@ StatusOr<std::string> ReadSecretFile(const std::string& key, const std::string& 
   }
   const char* inner = shape == SecretShape::kToken ? " \t\r\n" : "\r\n";
   if (text.find_first_of(inner) != std::string::npos) {
-    return InvalidArgumentError(key + ": " + path + ": " +
-                                (shape == SecretShape::kToken ? "the token holds white space"
-                                                              : "more than one line"));
+    return InvalidArgumentError(
+        key + ": " + path + ": " +
+        (shape == SecretShape::kToken ? "the token holds white space" : "more than one line"));
   }
   return text;
 }

@@ -35,7 +35,8 @@ std::string Base64(std::string_view bytes) {
   std::string out;
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    const uint32_t n =
+        (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
     for (int shift : {18, 12, 6, 0}) out += kAlphabet[(n >> shift) & 63];
   }
   if (const size_t left = bytes.size() - i; left > 0) {
@@ -53,7 +54,8 @@ std::string Base64(std::string_view bytes) {
 Status CheckReadable(std::string_view key, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (in.is_open()) return OkStatus();
-  return NotFoundError(std::string(key) + ": " + path + ": cannot be read: " + std::strerror(errno));
+  return NotFoundError(std::string(key) + ": " + path +
+                       ": cannot be read: " + std::strerror(errno));
 }
 
 // A literal IPv4 or IPv6 address: verified against the certificate's IP
@@ -101,8 +103,8 @@ StatusOr<std::shared_ptr<ssl::context>> MakeClientTlsContext(const HttpClientTls
                                   ": not a PEM private key: " + ec.message());
     }
     if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
-      return InvalidArgumentError(k + ".key_file: " + tls.key_file +
-                                  ": not the key of cert_file " + tls.cert_file);
+      return InvalidArgumentError(k + ".key_file: " + tls.key_file + ": not the key of cert_file " +
+                                  tls.cert_file);
     }
   }
   return context;
@@ -111,7 +113,8 @@ StatusOr<std::shared_ptr<ssl::context>> MakeClientTlsContext(const HttpClientTls
 StatusOr<std::string> AuthorizationValue(const HttpClientAuth& auth, std::string_view key) {
   const std::string k(key);
   if (!auth.bearer_token_file.empty()) {
-    auto token = ReadSecretFile(k + ".bearer_token_file", auth.bearer_token_file, SecretShape::kToken);
+    auto token =
+        ReadSecretFile(k + ".bearer_token_file", auth.bearer_token_file, SecretShape::kToken);
     if (!token.ok()) return token.status();
     return "Bearer " + *token;
   }
@@ -181,15 +184,15 @@ void HttpPost::Run(int64_t timeout_us) {
   impl_->deadline.async_wait([self](beast::error_code ec) {
     if (!ec) self->Finish(asio::error::timed_out, "");
   });
-  impl_->resolver.async_resolve(
-      impl_->url.host, impl_->url.port,
-      [self](beast::error_code ec, tcp::resolver::results_type results) {
-        if (ec) return self->Finish(ec, "");
-        self->impl_->Lowest().async_connect(results, [self](beast::error_code ec, const auto&) {
-          if (ec) return self->Finish(ec, "");
-          self->Connected();
-        });
-      });
+  impl_->resolver.async_resolve(impl_->url.host, impl_->url.port,
+                                [self](beast::error_code ec, tcp::resolver::results_type results) {
+                                  if (ec) return self->Finish(ec, "");
+                                  self->impl_->Lowest().async_connect(
+                                      results, [self](beast::error_code ec, const auto&) {
+                                        if (ec) return self->Finish(ec, "");
+                                        self->Connected();
+                                      });
+                                });
 }
 
 void HttpPost::Connected() {

@@ -58,7 +58,8 @@ class HttpPost : public std::enable_shared_from_this<HttpPost> {
   // `tls` is required for an https url and ignored for http; `server_name`
   // "" means the url's host. Replies beyond max_reply_bytes are an error.
   HttpPost(boost::asio::io_context& io, HttpUrl url, std::shared_ptr<boost::asio::ssl::context> tls,
-           std::string server_name, boost::beast::http::request<boost::beast::http::string_body> request,
+           std::string server_name,
+           boost::beast::http::request<boost::beast::http::string_body> request,
            size_t max_reply_bytes, Done done);
   ~HttpPost();
 

@@ -107,6 +107,34 @@ bool ReadStringTuple(std::string_view s, size_t open, std::string* out, size_t* 
   return true;
 }
 
+// Where an exception's args tuple opens in `message`: at its start (after
+// spaces), or after an exception type and `: ` (`RuntimeError: (`,
+// `ray.exceptions.RayTaskError(RuntimeError): (`), when a string literal
+// follows the `(`; npos otherwise.
+size_t ReprTupleStart(std::string_view message) {
+  size_t pos = 0;
+  SkipSpaces(message, &pos);
+  if (pos < message.size() && message[pos] != '(') {
+    auto is_name = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+    };
+    while (pos < message.size() && is_name(message[pos])) ++pos;
+    if (pos < message.size() && message[pos] == '(') {  // Ray's wrapper: Type(Cause)
+      ++pos;
+      while (pos < message.size() && is_name(message[pos])) ++pos;
+      if (pos >= message.size() || message[pos] != ')') return std::string_view::npos;
+      ++pos;
+    }
+    if (message.substr(pos, 2) != ": ") return std::string_view::npos;
+    pos += 2;
+  }
+  if (pos + 1 >= message.size() || message[pos] != '(' ||
+      (message[pos + 1] != '\'' && message[pos + 1] != '"')) {
+    return std::string_view::npos;
+  }
+  return pos;
+}
+
 void AppendDecoded(std::string_view s, std::string* out) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\\' && i + 1 < s.size()) {
@@ -176,20 +204,20 @@ bool ReadReprStrings(std::string_view message, std::string* out) {
       message.find("\", ") == std::string_view::npos) {
     return false;
   }
-  for (size_t open = 0; open + 1 < message.size(); ++open) {
-    const char c = message[open];
-    if ((c != '(' && c != '[') || (message[open + 1] != '\'' && message[open + 1] != '"')) {
-      continue;
-    }
-    std::string text;
-    size_t end = 0;
-    if (!ReadStringTuple(message, open, &text, &end)) continue;
-    out->assign(message.substr(0, open));
-    out->append(text);
-    out->append(message.substr(end));
-    return true;
-  }
-  return false;
+  // Python prints an exception built with several arguments as the repr of
+  // its args tuple, and nothing else: the tuple is the whole message, after
+  // the exception's type at most. A list, or a tuple among other words
+  // (`Valid backends: ('A', 'B')`, `architectures ['X', 'Y']`), is a value
+  // the message quotes and keeps its quotes.
+  const size_t open = ReprTupleStart(message);
+  if (open == std::string_view::npos) return false;
+  std::string text;
+  size_t end = 0;
+  if (!ReadStringTuple(message, open, &text, &end)) return false;
+  if (!TrimRight(message.substr(end)).empty()) return false;
+  out->assign(message.substr(0, open));
+  out->append(text);
+  return true;
 }
 
 bool SplitEscapedLines(std::string_view message, std::vector<std::string>* lines) {

@@ -10,10 +10,12 @@
 //              `path/file.hpp:17` location, closing punctuation). The
 //              traceback assembler joins exception messages with these, and
 //              the rule engine rejoins wrapped messages with them.
-//   repr       Python's repr of a tuple or list of strings, the way an
-//              exception built with several arguments prints
+//   repr       Python's repr of a tuple of strings, the way an exception
+//              built with several arguments prints
 //              (`RuntimeError: ('not supported for ', 'the current GPU.')`),
-//              reads as the strings' text joined (ReadReprStrings).
+//              reads as the strings' text joined (ReadReprStrings). A list
+//              or a tuple quoted among other words is a value and keeps
+//              its quotes.
 //   escapes    a one-line JSON record (`{"msg": "Traceback ...\n  File ...`)
 //              holding escaped newlines reads as the lines it holds
 //              (SplitEscapedLines). Elsewhere an escaped newline stays part
@@ -55,10 +57,12 @@ inline bool ContinuesMessage(std::string_view piece, std::string_view next) {
 // space.
 void AppendWrapped(std::string* text, size_t last_piece_size, std::string_view next);
 
-// If `message` holds a Python repr of a tuple or list of at least two string
-// literals (`Type: ('a', "b")` or the literals alone), writes the message
-// with that repr replaced by the literals' text joined, escapes decoded, and
-// returns true. Returns false (and leaves *out alone) otherwise.
+// If `message` is an exception's args tuple of at least two string literals
+// (`Type: ('a', "b")`, `Wrapper(Type): ('a', 'b')` or the tuple alone, the
+// tuple ending the message), writes the message with the tuple replaced by
+// the literals' text joined, escapes decoded, and returns true. Returns false
+// (and leaves *out alone) otherwise: a list (`['a', 'b']`) or a tuple among
+// other words (`Valid backends: ('A', 'B')`) is a value the message quotes.
 bool ReadReprStrings(std::string_view message, std::string* out);
 
 // If `message` is a JSON object (`{"...`) holding at least one escaped

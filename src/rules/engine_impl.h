@@ -368,13 +368,20 @@ struct RuleEngine::Impl {
     } else if (tb != nullptr) {
       // A pasted exception line without frames: it must still be the
       // exception the clause names (type and message), or it is not this rule.
-      // A clause whose finding is the place it was raised cannot tell.
-      if (rule.traceback && rule.traceback->raised_in) return;
       block = tb->RootCause();
       if (rule.traceback && block != nullptr && !block->type.empty() &&
           !MatchesExceptionLine(*rule.traceback, *block, rejoined)) {
         return;
       }
+    }
+
+    // A clause whose finding is the place it was raised (`raised_in`) holds
+    // only for a block whose raise site it names: a pasted exception line
+    // without frames, or a logged message with no traceback at all, cannot
+    // say where, so it is not this rule's.
+    if (rule.traceback && rule.traceback->raised_in &&
+        (block == nullptr || !RaisedInAllows(*rule.traceback, *block))) {
+      return;
     }
 
     // No exception block to veto: an `unless` message veto reads the symptom's own text

@@ -69,10 +69,27 @@ TEST(MessageReadingTest, AReprTupleOfStringsReadsAsItsText) {
             "capability: 80. Current capability: 70.");
 }
 
-TEST(MessageReadingTest, AReprListWithDoubleQuotesAndEscapesReadsAsItsText) {
+TEST(MessageReadingTest, AReprTupleWithDoubleQuotesAndEscapesReadsAsItsText) {
   std::string out;
-  ASSERT_TRUE(ReadReprStrings(R"(ValueError: ["model's head ", 'is \'tied\'', "\\ok"] (x))", &out));
-  EXPECT_EQ(out, R"(ValueError: model's head is 'tied'\ok (x))");
+  ASSERT_TRUE(ReadReprStrings(R"(ValueError: ("model's head ", 'is \'tied\'', "\\ok"))", &out));
+  EXPECT_EQ(out, R"(ValueError: model's head is 'tied'\ok)");
+  ASSERT_TRUE(ReadReprStrings("ray.exceptions.RayTaskError(RuntimeError): ('a ', 'b')  ", &out));
+  EXPECT_EQ(out, "ray.exceptions.RayTaskError(RuntimeError): a b");
+  ASSERT_TRUE(ReadReprStrings("('not supported for ', 'this GPU')", &out));
+  EXPECT_EQ(out, "not supported for this GPU");
+}
+
+// A list, or a tuple the message quotes among its words, is a value: its
+// quotes are what tells its items apart.
+TEST(MessageReadingTest, AQuotedListOrTupleInsideAMessageKeepsItsQuotes) {
+  std::string out = "unchanged";
+  EXPECT_FALSE(ReadReprStrings(
+      "ValueError: Model architectures ['FooForCausalLM', 'BarModel'] are not supported", &out));
+  EXPECT_FALSE(ReadReprStrings("KeyError: ['layers.0.w_scale', 'layers.1.w_scale']", &out));
+  EXPECT_FALSE(ReadReprStrings("ValueError: Valid backends: ('ALPHA_ATTN', 'BETA_ATTN')", &out));
+  EXPECT_FALSE(ReadReprStrings("RuntimeError: ('a ', 'b') and more words", &out));
+  EXPECT_FALSE(ReadReprStrings("Error in step 3: ('a ', 'b')", &out));
+  EXPECT_EQ(out, "unchanged");
 }
 
 TEST(MessageReadingTest, TextThatOnlyLooksLikeAReprIsLeftAlone) {

@@ -7,6 +7,7 @@
 #include "fingerprintd/rules.h"
 #include "fingerprintd/traceback.h"
 #include "rules/clause_match.h"
+#include "testing/replay_harness.h"
 
 namespace fingerprintd::rules {
 namespace {
@@ -96,6 +97,51 @@ remediation: [a, b]
   ExceptionBlock pasted;
   pasted.type = "TypeError";
   EXPECT_FALSE(RaisedInAllows(clause, pasted));
+}
+
+// A family by place is decided by where the exception was raised: a logged
+// message with no traceback after it says nothing of that, so the rule does
+// not hit it (as it does not hit a pasted exception line without frames).
+TEST(RaisedInClauseTest, ALoggedMessageWithNoTracebackCannotSayWhereItWasRaised) {
+  auto pack = LoadOne("refusal-by-place", R"(id: refusal-by-place
+title: t
+class: config
+severity: error
+family: true
+sequence:
+  - id: symptom
+    level: ERROR
+    patterns: ['is not supported with']
+    symptom: true
+traceback:
+  exception: '^ValueError$'
+  raised_in: {file: '[/\\]engine[/\\]'}
+explanation: x
+remediation: [a, b]
+)");
+  ASSERT_TRUE(pack.ok()) << pack.status().message();
+  auto replay = [&](const std::string& text) {
+    testing::LatestIncidentSink sink;
+    NullPipelineEvents events;
+    parse::ParserOptions options;
+    options.current_year = 2026;
+    source::ReplayText(text, "inline.log", "inline", options, *pack, events, sink);
+    return testing::RuleIds(sink.Sorted());
+  };
+  const std::string message =
+      "ERROR 05-02 10:00:01 [core.py:700] Prefix caching is not supported with this runner\n";
+  EXPECT_THAT(replay(message), ::testing::IsEmpty());
+  EXPECT_THAT(replay("ValueError: Prefix caching is not supported with this runner\n"),
+              ::testing::IsEmpty());
+
+  const std::string raised_in_engine =
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/app/engine/setup.py\", line 12, in check\n"
+      "ValueError: Prefix caching is not supported with this runner\n";
+  EXPECT_THAT(replay(raised_in_engine), ::testing::ElementsAre("refusal-by-place"));
+  std::string raised_elsewhere = raised_in_engine;
+  raised_elsewhere.replace(raised_elsewhere.find("engine/"), 7, "kernels/");
+  EXPECT_THAT(replay(raised_elsewhere), ::testing::IsEmpty());
 }
 
 TEST(RaisedInClauseTest, ARaisedInWithoutPatternsIsRejectedNamingTheField) {

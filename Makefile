@@ -8,7 +8,7 @@ VERSION := $(shell grep -oP '^project.fingerprintd VERSION \K[0-9.]+' CMakeLists
 
 .PHONY: all deps build daemon demo test test-sanitize test-tsan memcheck fuzz fuzz-smoke \
 	fuzz-build check-real-corpus check-message-coverage check-live-corpus format-check clean image-base image test-image deb test-deb \
-	deb-arm64
+	deb-arm64 test-arm64 test-deb-arm64
 
 all: build
 
@@ -118,16 +118,29 @@ fuzz-smoke: fuzz-build
 # makes the Debian 12 base images where they are missing (image and test-deb
 # do it too; .ci/run times it apart). The podman, runc and mmdebstrap they
 # need are installed only for these.
+#
+# With arm64 in IMAGE_ARCHES (the default), IMAGE is a manifest list of the
+# amd64 image and the arm64 one, the latter made from `make deb-arm64`'s
+# package under qemu FROM an arm64 base made the same way (base.sh arm64);
+# each is also tagged IMAGE-<arch>. test-image runs the amd64 one, then the
+# arm64 one the same way (tests/arm64/image_test.py): read-only, as 65532.
 IMAGE ?= fingerprintd:$(VERSION)
+IMAGE_ARCHES ?= amd64 arm64
+IMAGE_ARM64 := $(filter arm64,$(IMAGE_ARCHES))
 image-base:
-	@./deploy/install-deps.sh containers
+	@./deploy/install-deps.sh containers $(IMAGE_ARM64)
 	deploy/image/base.sh
+	$(if $(IMAGE_ARM64),deploy/image/base.sh arm64 12-slim)
 image: deb
-	@./deploy/install-deps.sh containers
-	deploy/image/build.sh $(IMAGE) $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb
+	$(if $(IMAGE_ARM64),$(MAKE) deb-arm64)
+	@./deploy/install-deps.sh containers $(IMAGE_ARM64)
+	deploy/image/build.sh $(IMAGE) $(DEB_BUILD)/fingerprintd_$(VERSION)_*.deb \
+	  $(if $(IMAGE_ARM64),$(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb)
 test-image: daemon
-	@./deploy/install-deps.sh containers
+	@./deploy/install-deps.sh containers $(IMAGE_ARM64)
 	python3 -B tests/deploy/image_test.py $(IMAGE) $(BUILD)/fingerprintd
+	$(if $(IMAGE_ARM64),deploy/image/binfmt.sh)
+	$(if $(IMAGE_ARM64),python3 -B tests/arm64/image_test.py $(IMAGE)-arm64 $(BUILD)/fingerprintd)
 
 # The Debian package fingerprintd_$(VERSION)_<arch>.deb from the install rules
 # (cmake/Package.cmake), with the configure deploy/Dockerfile's package stage
@@ -148,17 +161,22 @@ test-deb:
 
 # arm64 (aarch64: GB10 / DGX Spark, Grace hosts), cross-built on this amd64 host with Debian's
 # cross toolchain and the :arm64 libraries (cmake/aarch64-linux-gnu.cmake; the arm64 group of
-# deploy/install-deps.sh, installed for these targets only). deb-arm64 builds the daemon and packs
+# deploy/install-deps.sh, installed for these targets only) and run under qemu-aarch64-static.
+# One build directory serves both: deb-arm64 builds the daemon and packs
 # $(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb as `deb` packs the amd64 one (same configure,
-# install rules, hardening, dpkg-shlibdeps, lintian). The tests are configured in (BUILD_TESTING
-# stays ON, for the arm64 tests to come), so cpack's install must not build `all`
-# (CMAKE_SKIP_INSTALL_ALL_DEPENDENCY): deb-arm64 compiles the daemon only, as `deb` does.
+# install rules, hardening, dpkg-shlibdeps, lintian); test-arm64 adds the test binary and runs the
+# rule pack's tests, the golden fixtures, the real corpus (where it is) and the parser, matcher
+# and correlator unit tests under qemu (tests/arm64/run.sh says what it leaves out and why).
+# test-deb-arm64 installs the package into an arm64 Debian 12 container run through qemu.
+# The tests are configured in (BUILD_TESTING stays ON), so cpack's install must not build `all`
+# (CMAKE_SKIP_INSTALL_ALL_DEPENDENCY): deb-arm64 compiles the daemon only, as `deb` does; and
+# test-arm64 compiles only the test files it runs (cmake/EmulatedTests.cmake), not all of them.
 ARM64_BUILD ?= build-deb-arm64
 $(ARM64_BUILD)/CMakeCache.txt: | deps
 	@./deploy/install-deps.sh arm64
 	cmake -S . -B $(ARM64_BUILD) --toolchain cmake/aarch64-linux-gnu.cmake \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DFINGERPRINTD_HARDEN=ON \
-	  -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON
+	  -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON -DCMAKE_PROJECT_fingerprintd_INCLUDE=cmake/EmulatedTests.cmake
 deb-arm64: deps $(ARM64_BUILD)/CMakeCache.txt
 	@./deploy/install-deps.sh arm64 deb
 	cmake --build $(ARM64_BUILD) -j$(JOBS) --target fingerprintd fingerprintd_debian_changelog
@@ -166,6 +184,13 @@ deb-arm64: deps $(ARM64_BUILD)/CMakeCache.txt
 	cd $(ARM64_BUILD) && cpack -G DEB
 	lintian --display-info --fail-on error,warning $(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb
 	@ls -l $(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb
+test-arm64: deps $(ARM64_BUILD)/CMakeCache.txt
+	@./deploy/install-deps.sh arm64
+	cmake --build $(ARM64_BUILD) -j$(JOBS) --target fingerprintd fingerprintd_emulated_tests
+	tests/arm64/run.sh $(ARM64_BUILD) $(CORPUS)
+test-deb-arm64:
+	@./deploy/install-deps.sh containers arm64
+	python3 -B tests/arm64/deb_test.py $(ARM64_BUILD)/fingerprintd_$(VERSION)_arm64.deb
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')

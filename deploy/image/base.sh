@@ -5,6 +5,13 @@
 # but not Docker Hub; where debian:12 can be pulled, a pulled one is used as is.
 #
 #   deploy/image/base.sh       (make image, make test-deb)
+#   deploy/image/base.sh arm64 [12|12-slim]   (make test-deb-arm64, make image)
+#
+# With `arm64` it makes the same two for arm64 (mmdebstrap --architectures=arm64,
+# whose maintainer scripts run under qemu-user-static through binfmt_misc:
+# deploy/image/binfmt.sh registers it), imported as arm64 images named
+# localhost/debian-arm64:12 and localhost/debian-arm64:12-slim, so the host's
+# debian:12 stays the amd64 one.
 #
 # Both are minbase (Essential and Priority: required packages, as Docker
 # Hub's debian images are) with a merged /usr (usr-is-merged, not usrmerge
@@ -33,8 +40,16 @@ SLIM=(--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/sha
       --dpkgopt='path-include=/usr/share/locale/locale.alias'
       --dpkgopt='path-exclude=/usr/share/lintian/*' --dpkgopt='path-exclude=/usr/share/linda/*')
 
+ARCH="${1:-amd64}"
+case "$ARCH" in
+  amd64) REPO=docker.io/library/debian; ARCH_OPTS=() ;;
+  arm64) REPO=localhost/debian-arm64; ARCH_OPTS=(--architectures=arm64)
+         "$(dirname "$0")/binfmt.sh" ;;
+  *) echo "usage: deploy/image/base.sh [amd64|arm64] [12|12-slim ...]" >&2; exit 2 ;;
+esac
+
 make_base() {  # make_base TAG [mmdebstrap options...]
-  local tag="docker.io/library/debian:$1"
+  local tag="$REPO:$1"
   shift
   if podman image exists "$tag"; then
     return 0
@@ -43,17 +58,28 @@ make_base() {  # make_base TAG [mmdebstrap options...]
   tar="$(mktemp --suffix=.tar)"
   log="$(mktemp --suffix=.log)"
   trap 'rm -f "$tar" "$log"' RETURN
-  echo "base: $tag from $MIRROR (mmdebstrap --variant=minbase bookworm)" >&2
-  if ! mmdebstrap --quiet "${COMMON[@]}" "$@" bookworm "$tar" "${SOURCES[@]}" >"$log" 2>&1; then
+  echo "base: $tag from $MIRROR (mmdebstrap --variant=minbase ${ARCH_OPTS[*]} bookworm)" >&2
+  if ! mmdebstrap --quiet "${COMMON[@]}" "${ARCH_OPTS[@]}" "$@" bookworm "$tar" "${SOURCES[@]}" \
+      >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     echo "base: mmdebstrap failed for $tag" >&2
     return 1
   fi
-  podman import --quiet \
+  podman import --quiet --arch "$ARCH" \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["bash"]' "$tar" "$tag" >/dev/null
 }
 
-make_base 12
-make_base 12-slim "${SLIM[@]}"
-podman images --filter reference=docker.io/library/debian
+shift || true
+variants=("$@")
+if [ ${#variants[@]} -eq 0 ]; then
+  variants=(12 12-slim)
+fi
+for variant in "${variants[@]}"; do
+  case "$variant" in
+    12) make_base 12 ;;
+    12-slim) make_base 12-slim "${SLIM[@]}" ;;
+    *) echo "base: no variant '$variant' (12, 12-slim)" >&2; exit 2 ;;
+  esac
+done
+podman images --filter "reference=$REPO"

@@ -14,7 +14,7 @@ at a fixed rate:
 
 Every filler line carries a unique id (`soak d=<dep> r=<rank> n=<seq>`). Every ~45-75 s each
 deployment gets an episode: the lines of examples/qwen3-fp8-rtx5090/worker.log (the target,
-deepgemm-unknown-sf-transformation) or examples/deepseek-v3-h100-oom/worker.log (a sibling,
+deepgemm-unknown-sf-transformation) or examples/moonlight-16b-h100-oom/worker.log (a sibling,
 cuda-out-of-memory), Worker_TP1's lines to rank 1 and the rest to rank 0, times moved to now and
 pids made unique. Ground truth = the (deployment, rule, time) of every episode written.
 
@@ -424,7 +424,7 @@ def main():
     }
     rotation = {"rc-a": rotate_rename, "ct-b": rotate_copytruncate, "kube-c": rotate_kubelet}
     examples = {TARGET_RULE: os.path.join(args.root, "examples/qwen3-fp8-rtx5090/worker.log"),
-                SIBLING_RULE: os.path.join(args.root, "examples/deepseek-v3-h100-oom/worker.log")}
+                SIBLING_RULE: os.path.join(args.root, "examples/moonlight-16b-h100-oom/worker.log")}
 
     # Seeded schedule: kill times (at least 2 s apart), first episode and rotation per deployment.
     duration = args.seconds

@@ -1,6 +1,8 @@
 // fingerprintd command line: replay, rules check/test, version, and a parse
 // debugging view. The only code (with the future Asio wiring) that owns the
 // wall clock, stdout/stderr and exit codes; everything else is in the library.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
@@ -14,6 +16,7 @@
 #include <iterator>
 #include <map>
 
+#include "build_info.h"
 #include "clock.h"
 #include "commands.h"
 #include "config/config.h"
@@ -22,6 +25,7 @@
 #include "fingerprintd/rules.h"
 #include "fingerprintd/source.h"
 #include "sink/redaction.h"
+#include "source/replay_progress.h"
 #include "source/rule_draft.h"
 
 namespace fp = fingerprintd;
@@ -143,6 +147,24 @@ struct ReplayArgs {
   std::string threads = "1";
   std::string shard;  // "I/N", "" = the whole input
   bool quiet = false;
+  bool progress = false;  // --progress: the progress line even when stderr is no terminal
+};
+
+// Counts the incidents opened so far, for the progress line: the progress
+// callback runs on replay threads while incidents reach the sink.
+class OpenedCounter final : public fp::correlate::IncidentSink {
+ public:
+  explicit OpenedCounter(fp::correlate::IncidentSink& next) : next_(next) {}
+  void OnIncident(fp::correlate::IncidentChange change,
+                  const fp::correlate::Incident& incident) override {
+    if (change == fp::correlate::IncidentChange::kOpened) opened_.fetch_add(1);
+    next_.OnIncident(change, incident);
+  }
+  uint64_t opened() const { return opened_.load(); }
+
+ private:
+  fp::correlate::IncidentSink& next_;
+  std::atomic<uint64_t> opened_{0};
 };
 
 // `--shard I/N`: shard I (0-based, as a Kubernetes Indexed Job numbers its
@@ -225,22 +247,28 @@ int RunReplay(const ReplayArgs& args) {
   fp::correlate::LatestIncidents incidents;
   ReplayCounters events;
   fp::source::ReplayStats stats;
+  OpenedCounter counted(incidents);
   auto start = std::chrono::steady_clock::now();
-  auto last_progress = start;
-  if (!args.quiet) {
-    // Long replays say how far they are, every 5 s, on stderr.
-    options.progress = [&](const fp::source::ReplayStats& s, const std::string& source) {
+  // On a terminal (or with --progress), one status line rewritten a few times
+  // a second (source/replay_progress.h); piped, nothing but the summary.
+  const bool show_progress = !args.quiet && (args.progress || isatty(STDERR_FILENO) == 1);
+  bool progress_shown = false;
+  auto last_progress = start - std::chrono::seconds(1);
+  if (show_progress) {
+    fp::source::ReplayTotals totals{fp::source::ReplayInputBytes(*plan), 0};
+    for (const auto& source : *plan) totals.files += source.pieces.size();
+    options.progress = [&, totals](const fp::source::ReplayStats& s, const std::string&) {
       auto now = std::chrono::steady_clock::now();
-      if (now - last_progress < std::chrono::seconds(5)) return;
+      if (now - last_progress < std::chrono::milliseconds(250)) return;
       last_progress = now;
-      double elapsed = std::chrono::duration<double>(now - start).count();
-      std::cerr << "fingerprintd replay: " << s.bytes / 1000000 << " MB, " << s.lines
-                << " lines in " << static_cast<int>(elapsed) << " s ("
-                << static_cast<int>(s.bytes / 1e6 / elapsed) << " MB/s), reading " << source
-                << "\n";
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      std::cerr << "\r" << fp::source::ReplayProgressLine(s, totals, elapsed, counted.opened())
+                << "\x1b[K" << std::flush;
+      progress_shown = true;
     };
   }
-  fp::Status status = fp::source::Replay(options, *rules, events, incidents, &stats);
+  fp::Status status = fp::source::Replay(options, *rules, events, counted, &stats);
+  if (progress_shown) std::cerr << "\r\x1b[K" << std::flush;  // the summary takes its place
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!status.ok()) std::cerr << "fingerprintd replay: " << status.message() << "\n";
 
@@ -476,7 +504,12 @@ int main(int argc, char** argv) {
                          "Replay different deployments in parallel, 1-256 (same output for any N)");
   replay_cmd->add_option("--shard", replay.shard,
                          "I/N: only deployments whose name hashes to shard I of N (0-based)");
-  replay_cmd->add_flag("--quiet", replay.quiet, "No summary on stderr");
+  auto* quiet =
+      replay_cmd->add_flag("--quiet", replay.quiet, "No progress and no summary on stderr");
+  replay_cmd
+      ->add_flag("--progress", replay.progress,
+                 "The progress line on stderr even when it is not a terminal (it is shown on one)")
+      ->excludes(quiet);
   replay_cmd->add_option("paths", replay.paths, "Files, directories, .gz, or -")->required();
 
   fp::daemon::RunCommands run;  // run, config check: daemon/run.cc
@@ -503,7 +536,8 @@ int main(int argc, char** argv) {
   auto* parse_cmd = app.add_subcommand("parse", "Debug: show how each line of a file is parsed");
   parse_cmd->add_option("path", parse_path, "Log file")->required();
 
-  app.add_subcommand("version", "Print the version");
+  app.add_subcommand("version",
+                     "Print the version, the commit built, the build type and the architecture");
 
   if (std::string unknown = UnknownSubcommand(app, argc, argv); !unknown.empty()) {
     std::cerr << unknown << "\nRun with --help for more information.\n";
@@ -533,7 +567,10 @@ int main(int argc, char** argv) {
   if (*parse_cmd) return RunParse(parse_path);
   if (int code = fp::daemon::DispatchRunCommands(run); code >= 0) return code;
   if (app.got_subcommand("version")) {
-    std::cout << "fingerprintd " << FINGERPRINTD_VERSION << "\n";
+    std::cout << "fingerprintd " << FINGERPRINTD_VERSION << " (commit " << fp::kBuildCommit << ", "
+              << (std::string_view(FINGERPRINTD_BUILD_TYPE).empty() ? "no build type"
+                                                                    : FINGERPRINTD_BUILD_TYPE)
+              << ", " << FINGERPRINTD_ARCH << ")\n";
     return StdoutWritten("version") ? kExitOk : kExitError;
   }
   return kExitError;

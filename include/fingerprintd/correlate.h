@@ -128,7 +128,7 @@ struct Incident {
   int affected = 0;
   std::vector<int32_t> ranks;        // known global ranks of affected workers, sorted
   std::vector<std::string> workers;  // labels of affected workers, sorted
-  bool identical = false;
+  bool identical = false;            // two or more workers failed, all with one traceback
   int64_t first_seen_us = 0;
   int64_t last_seen_us = 0;
   std::vector<IncidentStage> stages;

@@ -134,7 +134,10 @@ struct ReplayOptions {
 struct ReplayStats {
   uint64_t files = 0;
   uint64_t lines = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // of log text (a .gz piece's after inflating)
+  // Of the pieces as stored (a .gz piece's compressed bytes), read so far:
+  // how far a replay is through its input (ReplayInputBytes is the whole).
+  uint64_t input_bytes = 0;
   // Of `lines`, those buffer-first replay skipped whole (quiet lines: see
   // Pipeline::quiet_lines_skipped); counted when a deployment is done.
   uint64_t lines_skipped = 0;
@@ -149,6 +152,11 @@ struct ReplayStats {
 // (ReplayOptions::shard_count > 1) only that shard's sources are returned; a
 // shard_index not below shard_count is an InvalidArgumentError.
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options);
+
+// The bytes of every piece of `plan` as stored (a .gz piece compressed), 0
+// for stdin or a piece that cannot be stat'ed: the whole of what
+// ReplayStats::input_bytes counts, for a progress display.
+uint64_t ReplayInputBytes(const std::vector<ReplaySource>& plan);
 
 // The shard of `deployment` among `shard_count` (at least 1): FNV-1a 64 of
 // the name modulo the count, the same on every machine, build and run.

@@ -588,7 +588,11 @@ void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   YAML::Node incidents;
   ParseSection(e, root, "incidents", {"path", "gone_after", "max_age"}, &incidents);
   if (incidents.IsMap()) {
-    e.Add(GetString(e.format, incidents, "incidents", "path", true, &out->incidents_path));
+    // Optional: the reference's `path: "-"` is the default (DaemonConfig).
+    e.Add(GetString(e.format, incidents, "incidents", "path", false, &out->incidents_path));
+    if (YAML::Node path = incidents["path"]; path.IsScalar() && path.Scalar().empty()) {
+      e.At(path, "incidents.path", "must not be empty: \"-\" (stdout) or a file");
+    }
     e.Add(
         GetDuration(e.format, incidents, "incidents", "gone_after", &out->incidents_gone_after_us));
     // max_age: 0 = incidents never expire.

@@ -621,7 +621,10 @@ Incident Correlator::Impl::Build(const OpenIncident& inc) const {
   std::sort(out.workers.begin(), out.workers.end());
   std::sort(out.ranks.begin(), out.ranks.end());
   out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
-  out.identical = fingerprints.size() == 1 && !fingerprints.begin()->first.empty();
+  // Identical: two or more failed workers, one traceback among them (a lone
+  // worker is not "identical" to anything).
+  out.identical = fingerprints.size() == 1 && !fingerprints.begin()->first.empty() &&
+                  fingerprints.begin()->second >= 2;
   int best = 0;
   for (const auto& [fp, count] : fingerprints) {
     if (!fp.empty() && count > best) {

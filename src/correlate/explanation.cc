@@ -29,9 +29,11 @@ std::string WorkersClause(const Incident& incident, bool tensor_parallel_known) 
   std::string out = std::to_string(incident.affected) + "/" + std::to_string(incident.expected) +
                     (tensor_parallel_known ? " tensor-parallel workers" : " workers");
   if (incident.affected == 1 && incident.expected == 1) out = "the only worker";
-  if (incident.affected > 1) {
-    out += incident.identical ? " failed identically" : " failed with differing tracebacks";
-  } else {
+  if (incident.affected > 1 && incident.identical) {
+    out += " failed identically";
+  } else if (incident.affected > 1 && !incident.traceback_fingerprint.empty()) {
+    out += " failed with differing tracebacks";
+  } else {  // one worker, or failures without a Python traceback (an NCCL watchdog)
     out += " failed";
   }
   return out;

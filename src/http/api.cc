@@ -128,8 +128,10 @@ Response Api::Incidents(std::string_view query) {
       }
     } else if (key == "signature") {
       filter.signature = value;
+    } else if (key == "id") {
+      filter.incident_id = value;
     } else {
-      return Text(400, "unknown parameter '" + key + "' (deployment, since, signature)\n");
+      return Text(400, "unknown parameter '" + key + "' (deployment, since, signature, id)\n");
     }
   }
   return Response{200, "application/json", sink::IncidentsToJsonArray(store_.Query(filter)), ""};

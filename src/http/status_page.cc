@@ -13,6 +13,9 @@ using sink::StoredIncident;
 
 // A grid wider than this is shown as its first kMaxGridRanks ranks and a count.
 constexpr int kMaxGridRanks = 512;
+// Evidence lines shown per incident, and characters per line (all are in its JSON).
+constexpr size_t kMaxEvidenceShown = 6;
+constexpr size_t kMaxEvidenceChars = 300;
 
 constexpr char kStyle[] = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1b1b1b;background:#fafafa}
@@ -27,12 +30,17 @@ table.grid td.rank.failed{background:#d9372b;color:#fff;font-weight:600}
 table.grid tr.closed td.rank.failed{background:#e9a39d}
 table.grid td.rank.consequence{background:#f3c969}
 table.grid tr.closed td.rank.consequence{background:#f7e2b0}
-tr.consequences td{padding-top:0;border-bottom:none}
+table.grid.healthy tr.closed td.rank.failed,table.grid.healthy tr.closed td.rank.consequence{background:#dfe6df;color:#555;font-weight:400}
+p.healthy{color:#1d6b1d;font-weight:600;margin:.2em 0}
+section.incident{border:1px solid #ddd;border-left:4px solid #d9372b;background:#fff;padding:.4em .9em;margin:.6em 0;max-width:1200px}
+section.incident h3{margin:.2em 0;font-size:1.05em}section.incident p{margin:.25em 0}
+div.remedies ol,div.evidence ul,div.consequences ul{margin:.2em 0}
+div.evidence li{overflow-wrap:anywhere}code.where{color:#555}
+table#closed td{overflow-wrap:anywhere}table#closed td:nth-child(4){max-width:28em}
 table.grid td.label{font-size:12px;white-space:nowrap}
 ul{margin:.2em 0;padding-left:1.2em}
 tr.problem td{color:#a40000}
-tr.incident td{border-bottom:none}tr.remedy td{padding-top:0}
-td.facts{min-width:18em;overflow-wrap:anywhere}code{overflow-wrap:anywhere}
+code{overflow-wrap:anywhere}
 )";
 
 std::string Severity(const correlate::Incident& incident) {
@@ -60,7 +68,7 @@ std::string KeyFacts(const correlate::Incident& incident) {
   for (const char* name : {"device_name", "compute_capability", "model", "kernel"}) {
     auto it = incident.facts.find(name);
     if (it == incident.facts.end()) continue;
-    out += std::string(out.empty() ? "" : "<br>") + name + ": " + HtmlEscape(it->second);
+    out += std::string(out.empty() ? "" : " · ") + name + ": " + HtmlEscape(it->second);
   }
   return out;
 }
@@ -85,9 +93,76 @@ std::map<std::string, SignatureSeen> BySignature(const std::vector<const StoredI
   return out;
 }
 
-// Open incidents, the most severe first, then the longest open.
-void OpenIncidentsTable(std::vector<const StoredIncident*> open,
-                        const std::map<std::string, SignatureSeen>& signatures, std::string& out) {
+// "45 s", "7 min", "2 h 5 min", "3 d 4 h": how long, as an operator says it.
+std::string Duration(int64_t us) {
+  const int64_t s = std::max<int64_t>(us, 0) / 1'000'000;
+  if (s < 60) return std::to_string(s) + " s";
+  if (s < 3600) return std::to_string(s / 60) + " min";
+  if (s < 86400) return std::to_string(s / 3600) + " h " + std::to_string(s / 60 % 60) + " min";
+  return std::to_string(s / 86400) + " d " + std::to_string(s / 3600 % 24) + " h";
+}
+
+// The incident's JSON on this daemon, as a link showing its id.
+std::string IncidentLink(const std::string& id) {
+  return "<a href=\"/incidents?id=" + HtmlEscape(id) + "\"><code>" + HtmlEscape(id) + "</code></a>";
+}
+
+// The failure in one line: the exception when there is a traceback, else the
+// first evidence line (an NCCL watchdog, a C++ abort).
+std::string FailureLine(const correlate::Incident& incident) {
+  if (!incident.exception.empty()) return incident.exception;
+  if (!incident.evidence.empty()) return incident.evidence.front().text;
+  return "";
+}
+
+// What was read, capped: file:line and the text.
+void Evidence(const correlate::Incident& incident, std::string& out) {
+  if (incident.evidence.empty()) return;
+  const size_t shown = std::min(incident.evidence.size(), kMaxEvidenceShown);
+  out += "<div class=\"evidence\"><b>Evidence</b> (" + std::to_string(incident.evidence.size()) +
+         " line(s)" +
+         (shown < incident.evidence.size() ? ", the first " + std::to_string(shown) : "") +
+         "; all in its JSON):<ul>";
+  for (size_t k = 0; k < shown; ++k) {
+    const correlate::IncidentEvidence& e = incident.evidence[k];
+    std::string text =
+        e.text.size() > kMaxEvidenceChars ? e.text.substr(0, kMaxEvidenceChars) + " …" : e.text;
+    out += "<li><code class=\"where\">" + HtmlEscape(e.source) + ":" + std::to_string(e.line) +
+           "</code> <code>" + HtmlEscape(text) + "</code></li>";
+  }
+  out += "</ul></div>\n";
+}
+
+void Consequences(const correlate::Incident& i, std::string& out) {
+  if (i.consequences.empty()) return;
+  out += "<div class=\"consequences\"><b>Then, as a consequence:</b><ul>";
+  for (const correlate::IncidentConsequence& c : i.consequences) {
+    out += "<li class=\"consequence\" data-rule=\"" + HtmlEscape(c.rule->id) + "\">" +
+           HtmlEscape(c.rule->title) + " (<code>" + HtmlEscape(c.rule->id) + "</code>, " +
+           HtmlEscape(std::string(rules::SeverityName(c.rule->severity))) + ")";
+    if (!c.ranks.empty()) {
+      out += ", ranks ";
+      for (size_t k = 0; k < c.ranks.size(); ++k)
+        out += (k ? "," : "") + std::to_string(c.ranks[k]);
+    } else if (!c.workers.empty()) {
+      out += ", " + HtmlEscape(c.workers.front());
+      if (c.workers.size() > 1) out += " and " + std::to_string(c.workers.size() - 1) + " more";
+    }
+    if (c.first_seen_us != 0) out += ", from " + Time(c.first_seen_us);
+    if (!c.evidence.source.empty()) {
+      out += "<br><code>" + HtmlEscape(c.evidence.source) + ":" + std::to_string(c.evidence.line) +
+             "</code> <code>" + HtmlEscape(c.evidence.text) + "</code>";
+    }
+    out += "</li>";
+  }
+  out += "</ul></div>\n";
+}
+
+// Open incidents, the most severe first, then the longest open; each a block
+// that answers what, since when, what to do and what was read.
+void OpenIncidents(std::vector<const StoredIncident*> open,
+                   const std::map<std::string, SignatureSeen>& signatures, int64_t now_us,
+                   std::string& out) {
   out += "<h2>Open incidents (" + std::to_string(open.size()) + ")</h2>\n";
   if (open.empty()) {
     out += "<p class=\"none\">No open incident.</p>\n";
@@ -99,69 +174,54 @@ void OpenIncidentsTable(std::vector<const StoredIncident*> open,
     if (x.severity != y.severity) return x.severity > y.severity;
     return x.first_seen_us < y.first_seen_us;
   });
-  out +=
-      "<table id=\"open\"><tr><th>Deployment</th><th>Rule</th><th>Class</th><th>Severity</th>"
-      "<th>Workers</th><th>Open since</th><th>Last hit</th><th>Occurrences</th><th>Facts</th>"
-      "</tr>\n";
   for (const StoredIncident* s : open) {
     const correlate::Incident& i = s->incident;
-    out += "<tr class=\"incident\" data-incident=\"" + HtmlEscape(i.incident_id) + "\"><td>" +
-           HtmlEscape(i.deployment) + "</td><td><b>" + HtmlEscape(i.rule->title) +
-           "</b><br><code>" + HtmlEscape(i.rule->id) + "</code> · " +
-           HtmlEscape(std::string(rules::ConfidenceName(i.confidence))) + "<br><code>" +
-           HtmlEscape(i.incident_id) + "</code>";
-    if (!i.regressed_from.empty()) {
-      out += "<br>regressed from <code>" + HtmlEscape(i.regressed_from) + "</code>";
+    out += "<section class=\"incident\" data-incident=\"" + HtmlEscape(i.incident_id) + "\">\n";
+    out += "<h3>" + Severity(i) + " " + HtmlEscape(i.rule->title) + "</h3>\n";
+    out += "<p class=\"headline\">" + HtmlEscape(i.rule->rule_class) + " · deployment <b>" +
+           HtmlEscape(i.deployment) + "</b> · workers " + Workers(i) +
+           " · <span class=\"occurrences\">" + std::to_string(i.occurrences) +
+           "</span> occurrence(s) · " +
+           HtmlEscape(std::string(rules::ConfidenceName(i.confidence))) + " · rule <code>" +
+           HtmlEscape(i.rule->id) + "</code> · " + IncidentLink(i.incident_id) + " (JSON)</p>\n";
+    out += "<p class=\"when\">open for <b class=\"open-for\">" +
+           Duration(now_us - i.first_seen_us) + "</b> (since " + Time(i.first_seen_us) +
+           "), last failure <b>" + Duration(now_us - i.last_seen_us) + " ago</b> (" +
+           Time(i.last_seen_us) + ")</p>\n";
+    if (const std::string line = FailureLine(i); !line.empty()) {
+      out += "<p><code class=\"exception\">" + HtmlEscape(line) + "</code></p>\n";
     }
-    if (!i.exception.empty())
-      out += "<br><code class=\"exception\">" + HtmlEscape(i.exception) + "</code>";
+    if (!i.regressed_from.empty()) {
+      out += "<p class=\"regressed\">regressed from " + IncidentLink(i.regressed_from) + "</p>\n";
+    }
+    if (const std::string facts = KeyFacts(i); !facts.empty()) {
+      out += "<p class=\"facts\">" + facts + "</p>\n";
+    }
     if (auto seen = signatures.find(i.signature);
         seen != signatures.end() && seen->second.deployments.size() > 1) {
-      out += "<br><span class=\"signature\">seen in " +
-             std::to_string(seen->second.deployments.size()) + " deployments" +
+      out += "<p class=\"signature\">seen in " + std::to_string(seen->second.deployments.size()) +
+             " deployments" +
              (seen->second.since_us != 0 ? " since " + Time(seen->second.since_us) : "") +
              " · <a href=\"/incidents?signature=" + HtmlEscape(i.signature) + "\"><code>" +
-             HtmlEscape(i.signature) + "</code></a></span>";
+             HtmlEscape(i.signature) + "</code></a></p>\n";
     }
-    out += "</td><td>" + HtmlEscape(i.rule->rule_class) + "</td><td>" + Severity(i) + "</td><td>" +
-           Workers(i) + "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) +
-           "</td><td class=\"occurrences\">" + std::to_string(i.occurrences) +
-           "</td><td class=\"facts\">" + KeyFacts(i) + "</td></tr>\n";
     // What it provoked, under its cause: the failures that are not a page of their own.
-    if (!i.consequences.empty()) {
-      out +=
-          "<tr class=\"consequences\"><td></td><td colspan=\"8\"><b>Then, as a "
-          "consequence:</b><ul>";
-      for (const correlate::IncidentConsequence& c : i.consequences) {
-        out += "<li class=\"consequence\" data-rule=\"" + HtmlEscape(c.rule->id) + "\">" +
-               HtmlEscape(c.rule->title) + " (<code>" + HtmlEscape(c.rule->id) + "</code>, " +
-               HtmlEscape(std::string(rules::SeverityName(c.rule->severity))) + ")";
-        if (!c.ranks.empty()) {
-          out += ", ranks ";
-          for (size_t k = 0; k < c.ranks.size(); ++k) {
-            out += (k ? "," : "") + std::to_string(c.ranks[k]);
-          }
-        } else if (!c.workers.empty()) {
-          out += ", " + HtmlEscape(c.workers.front());
-          if (c.workers.size() > 1) out += " and " + std::to_string(c.workers.size() - 1) + " more";
-        }
-        if (c.first_seen_us != 0) out += ", from " + Time(c.first_seen_us);
-        if (!c.evidence.source.empty()) {
-          out += "<br><code>" + HtmlEscape(c.evidence.source) + ":" +
-                 std::to_string(c.evidence.line) + "</code> <code>" + HtmlEscape(c.evidence.text) +
-                 "</code>";
-        }
-        out += "</li>";
-      }
-      out += "</ul></td></tr>\n";
+    Consequences(i, out);
+    if (!i.explanation.empty()) {
+      out += "<p class=\"why\"><b>Why:</b> " + HtmlEscape(i.explanation) + "</p>\n";
     }
-    // What to do, under the incident across the table: readable without scrolling sideways.
-    out += "<tr class=\"remedy\"><td></td><td colspan=\"8\"><b>What to do:</b> " +
-           HtmlEscape(i.explanation) + "<ul>";
-    for (const std::string& step : i.remediation) out += "<li>" + HtmlEscape(step) + "</li>";
-    out += "</ul></td></tr>\n";
+    out += "<div class=\"remedies\"><b>What to do:</b>";
+    if (i.remediation.empty()) {
+      out += " <span class=\"none\">the rule names no remedy</span>";
+    } else {
+      out += "<ol>";
+      for (const std::string& step : i.remediation) out += "<li>" + HtmlEscape(step) + "</li>";
+      out += "</ol>";
+    }
+    out += "</div>\n";
+    Evidence(i, out);
+    out += "</section>\n";
   }
-  out += "</table>\n";
 }
 
 // One row of a deployment's grid: a cell per rank, failed ones marked.
@@ -213,8 +273,26 @@ void DeploymentGrids(const std::vector<const StoredIncident*>& incidents, std::s
       if (!s->incident.ranks.empty()) width = std::max(width, s->incident.ranks.back() + 1);
     }
     width = std::min(width, kMaxGridRanks);
-    out += "<h3 class=\"deployment\">" + HtmlEscape(deployment) +
-           "</h3>\n<table class=\"grid\" data-deployment=\"" + HtmlEscape(deployment) + "\">\n";
+    // Recovered: nothing open, and the last close was the deployment starting healthy.
+    const StoredIncident* last_closed = nullptr;
+    bool any_open = false;
+    for (const StoredIncident* s : list) {
+      any_open |= s->open;
+      if (!s->open &&
+          (last_closed == nullptr || s->incident.closed_us > last_closed->incident.closed_us)) {
+        last_closed = s;
+      }
+    }
+    const bool healthy = !any_open && last_closed != nullptr &&
+                         last_closed->incident.closed == correlate::CloseReason::kRecovered;
+    out += "<h3 class=\"deployment\">" + HtmlEscape(deployment) + "</h3>\n";
+    if (healthy) {
+      const int64_t since = last_closed->incident.closed_us;
+      out += "<p class=\"healthy\">healthy again" + (since != 0 ? " since " + Time(since) : "") +
+             "</p>\n";
+    }
+    out += std::string("<table class=\"grid") + (healthy ? " healthy" : "") +
+           "\" data-deployment=\"" + HtmlEscape(deployment) + "\">\n";
     for (const StoredIncident* s : list) GridRow(*s, width, out);
     out += "</table>\n";
   }
@@ -227,17 +305,21 @@ void ClosedIncidentsTable(const std::vector<const StoredIncident*>& closed, std:
     return;
   }
   out +=
-      "<table id=\"closed\"><tr><th>Deployment</th><th>Rule</th><th>Class</th><th>Workers</th>"
-      "<th>Open since</th><th>Last hit</th><th>Occurrences</th><th>Closed</th></tr>\n";
+      "<table id=\"closed\"><tr><th>Incident</th><th>Deployment</th><th>Rule</th>"
+      "<th>Failure</th><th>Workers</th><th>Open since</th><th>Occurrences</th><th>Closed</th>"
+      "<th>Regressed from</th></tr>\n";
   for (const StoredIncident* s : closed) {
     const correlate::Incident& i = s->incident;
-    out += "<tr><td>" + HtmlEscape(i.deployment) + "</td><td><code>" + HtmlEscape(i.rule->id) +
-           "</code></td><td>" + HtmlEscape(i.rule->rule_class) + "</td><td>" + Workers(i) +
-           "</td><td>" + Time(i.first_seen_us) + "</td><td>" + Time(i.last_seen_us) + "</td><td>" +
-           std::to_string(i.occurrences) + "</td><td>" +
+    out += "<tr data-incident=\"" + HtmlEscape(i.incident_id) + "\"><td>" +
+           IncidentLink(i.incident_id) + "</td><td>" + HtmlEscape(i.deployment) +
+           "</td><td><code>" + HtmlEscape(i.rule->id) + "</code><br>" +
+           HtmlEscape(i.rule->rule_class) + "</td><td><code class=\"exception\">" +
+           HtmlEscape(FailureLine(i)) + "</code></td><td>" + Workers(i) + "</td><td>" +
+           Time(i.first_seen_us) + "</td><td>" + std::to_string(i.occurrences) + "</td><td>" +
            HtmlEscape(std::string(correlate::CloseReasonName(i.closed)));
     if (i.closed_us != 0) out += " at " + Time(i.closed_us);
-    out += "</td></tr>\n";
+    out += "</td><td>" + (i.regressed_from.empty() ? "" : IncidentLink(i.regressed_from)) +
+           "</td></tr>\n";
   }
   out += "</table>\n";
 }
@@ -322,7 +404,7 @@ std::string RenderStatusPage(const std::vector<const StoredIncident*>& incidents
       "</style></head><body>\n<h1>fingerprintd</h1>\n<p class=\"meta\">version " +
       HtmlEscape(version) + " · " + Time(now_us) +
       " · <a href=\"/incidents\">/incidents</a> · <a href=\"/metrics\">/metrics</a></p>\n";
-  OpenIncidentsTable(open, BySignature(incidents), out);
+  OpenIncidents(open, BySignature(incidents), now_us, out);
   DeploymentGrids(incidents, out);
   ClosedIncidentsTable(closed, out);
   SourcesTable(sources, now_us, out);

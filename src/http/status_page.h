@@ -1,21 +1,27 @@
 // The status page (`GET /`): one self-contained HTML document — inline CSS, no
 // script, no external asset, refreshed by the browser every 5 s — for an
-// operator who opens the sidecar's port during an incident.
+// on-call engineer who opens the sidecar's port during an incident and asks
+// what failed, since when, and what to do.
 //
-// It shows the open incidents, the most severe first, then the longest open
-// (rule, id, exception line, class, severity, confidence, workers, open since,
-// last hit, occurrences, key facts: device, capability, model, kernel; the
-// incident it regressed from), what to do under each across the table (no
-// sideways scrolling), then per deployment a grid: one row per
-// open or recent incident, one cell per rank 0..expected-1, a failed rank in
-// red (`<td class="rank failed" data-rank="N">`), so "every worker failed the
-// same way" and "one rank failed" look different at a glance; ranks the logs
-// never named are counted beside the grid. Then the recent closed incidents
-// with their occurrences and why and when they closed. Last, what the daemon
-// reads: each source (a tailed file, a socket listener, stdin) with its state
-// and when it last gave a line, what cannot be read first (the problems
-// /readyz names), at most kMaxSourceRows rows. Every text from a log or a rule
-// is HTML-escaped.
+// Open incidents come first, the most severe, then the longest open, each a
+// block (`<section class="incident" data-incident="ID">`): a headline (its
+// severity and title; class, deployment, workers, occurrences, confidence,
+// rule and a link to its JSON, /incidents?id=ID), "open for N min, last
+// failure N s ago", the failure's line (the exception, or the first evidence
+// line when there is no traceback), the incident it regressed from (linked),
+// key facts (device, capability, model, kernel), "seen in N deployments" when
+// its signature is open elsewhere, what it provoked ("Then, as a
+// consequence:"), why (the explanation), the remedies under "What to do:",
+// and its evidence (file:line and text, the first kMaxEvidenceShown lines).
+// Then per deployment a grid: one row per open or recent incident, one cell
+// per rank 0..expected-1, a failed rank in red (`<td class="rank failed"
+// data-rank="N">`), a rank that failed only as a consequence in amber; a
+// deployment whose last close was a healthy start says "healthy again since" and
+// its grid fades. Then the recent closed incidents (id linked, deployment,
+// rule, failure line, why and when closed, the incident it regressed from,
+// linked). Last, what the daemon reads: each source with its state and when
+// it last gave a line, what cannot be read first, at most kMaxSourceRows
+// rows. Every text from a log or a rule is HTML-escaped.
 //
 // Threading: pure function.
 #pragma once

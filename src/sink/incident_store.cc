@@ -64,6 +64,7 @@ std::vector<const StoredIncident*> IncidentStore::Query(const IncidentQuery& que
     if (!query.deployment.empty() && stored.incident.deployment != query.deployment) continue;
     if (stored.incident.last_seen_us < query.since_us) continue;
     if (!query.signature.empty() && stored.incident.signature != query.signature) continue;
+    if (!query.incident_id.empty() && stored.incident.incident_id != query.incident_id) continue;
     out.push_back(&stored);
   }
   std::sort(out.begin(), out.end(), [](const StoredIncident* a, const StoredIncident* b) {

@@ -33,9 +33,10 @@ struct StoredIncident {
 };
 
 struct IncidentQuery {
-  std::string deployment;  // "" = every deployment
-  int64_t since_us = 0;    // keep incidents whose last hit is at or after it; 0 = all
-  std::string signature;   // "" = every failure; else one signature (correlate/signature.h)
+  std::string deployment;   // "" = every deployment
+  int64_t since_us = 0;     // keep incidents whose last hit is at or after it; 0 = all
+  std::string signature;    // "" = every failure; else one signature (correlate/signature.h)
+  std::string incident_id;  // "" = every incident; else that one (the status page links it)
 };
 
 class IncidentStore final : public correlate::IncidentSink {

@@ -216,6 +216,8 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
       std::lock_guard<std::mutex> lock(progress_mu);
       totals.bytes += mine.bytes - reported.bytes;
       totals.lines += mine.lines - reported.lines;
+      totals.files += mine.files - reported.files;
+      totals.input_bytes += mine.input_bytes - reported.input_bytes;
       reported = mine;
       if (options.progress) options.progress(totals, source);
     };
@@ -231,6 +233,7 @@ Status Replay(const ReplayOptions& options, std::shared_ptr<const rules::RuleSet
     stats->files += s.files;
     stats->lines += s.lines;
     stats->bytes += s.bytes;
+    stats->input_bytes += s.input_bytes;
     stats->lines_skipped += s.lines_skipped;
   }
   for (const Status& s : errors) {

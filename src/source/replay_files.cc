@@ -126,6 +126,19 @@ Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEven
       chunk_bytes);
 }
 
+uint64_t ReplayInputBytes(const std::vector<ReplaySource>& plan) {
+  uint64_t total = 0;
+  for (const ReplaySource& source : plan) {
+    for (const std::string& piece : source.pieces) {
+      std::error_code ec;
+      if (piece == "-") continue;
+      const uintmax_t size = std::filesystem::file_size(piece, ec);
+      if (!ec) total += size;
+    }
+  }
+  return total;
+}
+
 StatusOr<std::vector<ReplaySource>> PlanReplay(const ReplayOptions& options) {
   if (options.paths.empty()) return InvalidArgumentError("replay: no input (give PATH or -)");
   if (options.shard_count == 0 || options.shard_index >= options.shard_count) {

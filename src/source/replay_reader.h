@@ -16,6 +16,7 @@
 
 #include <cerrno>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -23,6 +24,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -61,8 +63,9 @@ class InflateAhead {
   InflateAhead& operator=(const InflateAhead&) = delete;
 
   // The next chunk, in order: its byte count (gzread's result) and, when
-  // positive, *data, valid until the next call.
-  int Next(const char** data) {
+  // positive, *data, valid until the next call, and *offset, the compressed
+  // input read up to its end (gzoffset).
+  int Next(const char** data, int64_t* offset) {
     std::unique_lock<std::mutex> lock(mu_);
     if (holding_) {  // the chunk handed out last time is done with
       holding_ = false;
@@ -70,8 +73,9 @@ class InflateAhead {
       cv_.notify_all();
     }
     cv_.wait(lock, [&] { return !ready_.empty(); });
-    const auto [n, slot] = ready_.front();
+    const auto [n, slot, at] = ready_.front();
     ready_.pop_front();
+    *offset = at;
     if (n <= 0) {
       lock.unlock();
       thread_.join();
@@ -93,9 +97,10 @@ class InflateAhead {
         if (stop_) return;
       }
       const int n = gzread(in_, slots_[slot].get(), static_cast<unsigned>(chunk_bytes_));
+      const int64_t at = gzoffset(in_);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        ready_.emplace_back(n, slot);
+        ready_.emplace_back(n, slot, at);
         ++filled_;
       }
       cv_.notify_all();
@@ -108,9 +113,9 @@ class InflateAhead {
   std::unique_ptr<char[]> slots_[kSlots];
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<int, size_t>> ready_;  // (gzread's count, slot), in order
-  size_t filled_ = 0;                         // slots ready or held by the caller
-  bool holding_ = false;                      // the caller holds the last slot handed out
+  std::deque<std::tuple<int, size_t, int64_t>> ready_;  // (gzread's count, slot, gzoffset)
+  size_t filled_ = 0;                                   // slots ready or held by the caller
+  bool holding_ = false;                                // the caller holds the last slot handed out
   bool stop_ = false;
   std::thread thread_;
 };
@@ -143,10 +148,17 @@ Status ReadPieces(const ReplaySource& source, size_t max_line_bytes, PipelineEve
         // No thread to be had: inflate here, as for a plain file.
       }
     }
+    const uint64_t input_before = stats->input_bytes;
     while (true) {
       const char* data = buffer.data();
-      int n = ahead != nullptr ? ahead->Next(&data)
-                               : gzread(in, buffer.data(), static_cast<unsigned>(buffer.size()));
+      int64_t offset = 0;
+      int n = 0;
+      if (ahead != nullptr) {
+        n = ahead->Next(&data, &offset);
+      } else {
+        n = gzread(in, buffer.data(), static_cast<unsigned>(buffer.size()));
+        offset = gzoffset(in);
+      }
       if (n < 0) {
         int err = 0;
         std::string message = gzerror(in, &err);
@@ -158,6 +170,7 @@ Status ReadPieces(const ReplaySource& source, size_t max_line_bytes, PipelineEve
       }
       if (n == 0) break;
       stats->bytes += static_cast<uint64_t>(n);
+      if (offset > 0) stats->input_bytes = input_before + static_cast<uint64_t>(offset);
       const std::string_view bytes(data, static_cast<size_t>(n));
       on_buffer(bytes);
       splitter.Append(bytes, counted);

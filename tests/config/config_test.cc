@@ -244,6 +244,20 @@ TEST(ConfigTest, AlertmanagerBadSchemeABuiltInLabelOrAZeroQueueAreErrors) {
               HasSubstr("alertmanager.url: missing required key"));
 }
 
+// Issue 45: the reference shows `path: "-"` as the default, so a config
+// that sets only when incidents close takes it (it used to be "missing
+// required key").
+TEST(ConfigTest, IncidentsWithoutAPathWriteToStdoutAsTheReferenceSays) {
+  auto config = ParseConfig("f.yaml",
+                            "sources:\n  - {type: file, paths: [x]}\n"
+                            "incidents: {gone_after: 5m}\n");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->incidents_path, "-");
+  EXPECT_EQ(config->incidents_gone_after_us, 300'000'000);
+  EXPECT_THAT(ErrorOf("sources:\n  - {type: file, paths: [x]}\nincidents: {path: ''}\n"),
+              HasSubstr("f.yaml:3: incidents.path: must not be empty"));
+}
+
 // Issue 42: one strict YAML module for the config and the rules
 // (common/yaml_strict.h). A quote left open swallows the keys after it in
 // yaml-cpp; the rule loader said so, the config read on: now both say so.

@@ -9,6 +9,7 @@ namespace fingerprintd::correlate {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::shared_ptr<const rules::RuleSet> Pack() {
   auto loaded = rules::LoadRuleTexts({{"r/facts.yaml", R"(facts:
@@ -37,12 +38,13 @@ remediation: ["r"]
 }
 
 std::string Explain(const std::map<std::string, std::string>& facts, int affected, int expected,
-                    bool identical) {
+                    bool identical, std::string traceback_fingerprint = "tb-1") {
   auto pack = Pack();
   Incident incident;
   incident.affected = affected;
   incident.expected = expected;
   incident.identical = identical;
+  incident.traceback_fingerprint = std::move(traceback_fingerprint);
   return ExpandExplanation(pack->rules()[0], *pack, incident, facts, true);
 }
 
@@ -81,6 +83,14 @@ TEST(ExplanationTest, UnknownFactsAreLeftOutOfAParenthesisedList) {
 TEST(ExplanationTest, DifferingTracebacksAreSaid) {
   EXPECT_THAT(Explain({}, 3, 4, false),
               HasSubstr("3/4 tensor-parallel workers failed with differing tracebacks"));
+}
+
+// Issue 45: failures without a Python traceback (an NCCL watchdog, a C++
+// abort) did not differ: there was nothing to compare.
+TEST(ExplanationTest, FailuresWithoutTracebacksAreNotSaidToDiffer) {
+  const std::string text = Explain({}, 3, 4, false, /*traceback_fingerprint=*/"");
+  EXPECT_THAT(text, HasSubstr("3/4 tensor-parallel workers failed in Lib"));
+  EXPECT_THAT(text, Not(HasSubstr("differing")));
 }
 
 }  // namespace

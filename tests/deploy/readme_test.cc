@@ -78,7 +78,7 @@ const Promise kPromises[] = {
     {"promtool check rules", "SUCCESS"},
     {"promtool test rules", "SUCCESS"},
     {"replay --deployment-from '^examples/", "rule:        deepgemm-unknown-sf-transformation"},
-    {"replay --deployment-from '^examples/", "deployment:  deepseek-v3-h100-oom"},
+    {"replay --deployment-from '^examples/", "deployment:  moonlight-16b-h100-oom"},
     {"replay --label deployment=qwen3-fp8 qwen3-fp8.log", "deployment:  qwen3-fp8"},
     {"--shard $i/4", "same incidents"},
 };

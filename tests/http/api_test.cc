@@ -106,7 +106,8 @@ TEST_F(ApiTest, IncidentsFilterBySignatureAndThePageSaysWhereElseItWasSeen) {
     ids.push_back(i["incident_id"]);
   }
   EXPECT_THAT(ids, ::testing::ElementsAre("sig-b", "sig-a"));
-  EXPECT_THAT(Get("/incidents", "signture=x").body, HasSubstr("(deployment, since, signature)"));
+  EXPECT_THAT(Get("/incidents", "signture=x").body,
+              HasSubstr("(deployment, since, signature, id)"));
   EXPECT_THAT(
       Get("/").body,
       HasSubstr("seen in 2 deployments since " + correlate::FormatRfc3339(kNow - 61 * kSecond) +
@@ -197,10 +198,14 @@ TEST_F(ApiTest, TheStatusPageListsTheMostSevereFirstThenTheLongestOpenWithWhatTh
   EXPECT_LT(critical_loop, aaa) << "open 10 min before aaa's 11 s";
   EXPECT_LT(aaa, warning_row) << "critical before warning, however long open";
   const std::string row =
-      page.substr(critical_loop, page.find("</tr>", critical_loop) - critical_loop);
-  EXPECT_THAT(row, HasSubstr("<code>ddd-loop</code>"));
-  EXPECT_THAT(row, HasSubstr("<td class=\"occurrences\">5</td>"));
-  EXPECT_THAT(row, HasSubstr("regressed from <code>inc-before</code>"));
+      page.substr(critical_loop, page.find("</section>", critical_loop) - critical_loop);
+  EXPECT_THAT(row,
+              HasSubstr("<a href=\"/incidents?id=ddd-loop\"><code>ddd-loop</code></a> (JSON)"));
+  EXPECT_THAT(row, HasSubstr("<span class=\"occurrences\">5</span>"));
+  EXPECT_THAT(row, HasSubstr("regressed from <a href=\"/incidents?id=inc-before\"><code>"
+                             "inc-before</code></a>"));
+  EXPECT_THAT(row, HasSubstr("open for <b class=\"open-for\">10 min</b>"));
+  EXPECT_THAT(row, HasSubstr("last failure <b>1 min ago</b>"));
   EXPECT_THAT(row, HasSubstr("Unknown SF transformation"));
   EXPECT_THAT(row, HasSubstr("compute_capability: 12.0"));
   EXPECT_THAT(row, HasSubstr("device_name: NVIDIA_GeForce_RTX_5090"));
@@ -235,6 +240,53 @@ TEST_F(ApiTest, TheStatusPageShowsACauseWithWhatItProvokedUnderItAndInItsGrid) {
                               "(the cause)\""));
   EXPECT_THAT(page, HasSubstr("<td class=\"rank consequence\" data-rank=\"3\" title=\"rank 3: "
                               "nccl-watchdog-timeout (a consequence)\""));
+}
+
+// Issue 45: what the on-call engineer asks of the page. The remedies are
+// under "What to do" (the explanation is "Why"), the evidence is there with
+// file:line, the incident's JSON is a link away; the closed table gives id,
+// failure, close and the incident it regressed from, linked; a deployment
+// whose last incident closed because it started healthy says since when.
+TEST_F(ApiTest, TheStatusPageSaysWhatToDoShowsTheEvidenceAndWhenARecoveredDeploymentBecameHealthy) {
+  correlate::Incident watchdog =
+      IncidentOf("fff-nccl", "ds-tp8", "nccl-watchdog-timeout", 8, {3}, kNow - 5 * kSecond);
+  watchdog.exception.clear();  // a C++ watchdog: no Python traceback
+  for (int k = 0; k < 9; ++k) {
+    watchdog.evidence.push_back(
+        {"/var/log/pods/ds/rank3.log", 100u + k,
+         "[rank3]:[E1112] Watchdog caught collective operation timeout " + std::to_string(k)});
+  }
+  store_.OnIncident(correlate::IncidentChange::kOpened, watchdog);
+  const std::string page = Get("/").body;
+  const size_t at = page.find("data-incident=\"fff-nccl\"");
+  ASSERT_NE(at, std::string::npos) << page;
+  const std::string block = page.substr(at, page.find("</section>", at) - at);
+  const size_t what_to_do = block.find("<b>What to do:</b><ol><li>");
+  ASSERT_NE(what_to_do, std::string::npos) << block;
+  EXPECT_LT(block.find("<b>Why:</b>"), what_to_do);
+  EXPECT_THAT(block.substr(what_to_do), HasSubstr(HtmlEscape(watchdog.remediation.front())));
+  EXPECT_THAT(block, HasSubstr("<code class=\"exception\">[rank3]:[E1112] Watchdog caught "
+                               "collective operation timeout 0</code>"))
+      << "no traceback: the first evidence line says what failed";
+  EXPECT_THAT(block, HasSubstr("<b>Evidence</b> (9 line(s), the first 6; all in its JSON)"));
+  EXPECT_THAT(block, HasSubstr("<code class=\"where\">/var/log/pods/ds/rank3.log:105</code>"));
+  EXPECT_THAT(block, Not(HasSubstr("rank3.log:106")));
+  EXPECT_THAT(block, HasSubstr("open for <b class=\"open-for\">6 s</b>"));
+  // llama-tp4's incident closed when it started healthy (the fixture's "bbb").
+  EXPECT_THAT(page, HasSubstr("<h3 class=\"deployment\">llama-tp4</h3>\n<p class=\"healthy\">"
+                              "healthy again"));
+  EXPECT_THAT(page, HasSubstr("<table class=\"grid healthy\" data-deployment=\"llama-tp4\">"));
+  EXPECT_THAT(page, Not(HasSubstr("<table class=\"grid healthy\" data-deployment=\"qwen3-tp2\">")));
+  const size_t closed = page.find("<table id=\"closed\">");
+  ASSERT_NE(closed, std::string::npos);
+  EXPECT_THAT(page.substr(closed),
+              HasSubstr("<tr data-incident=\"bbb\"><td><a href=\"/incidents?id=bbb\"><code>bbb"
+                        "</code></a></td><td>llama-tp4</td>"));
+  EXPECT_THAT(page.substr(closed), HasSubstr("<td>recovered</td>"));
+  // The link answers with that incident alone.
+  const nlohmann::json one = nlohmann::json::parse(Get("/incidents", "id=bbb").body);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0]["incident_id"], "bbb");
 }
 
 TEST_F(ApiTest, UnknownPathsAre404) {

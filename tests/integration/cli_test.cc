@@ -118,10 +118,33 @@ TEST_F(CliTest, RulesTestReportsPassedAndFailedCounts) {
   EXPECT_THAT(run.out, ::testing::MatchesRegex("(.|\n)*[0-9]+ passed, 0 failed\n"));
 }
 
-TEST_F(CliTest, VersionPrintsTheVersion) {
+// Issue 45: a long replay says how far it is, on a terminal or with
+// --progress: one line rewritten with \r, cleared before the summary. Piped
+// without it, stderr holds the summary alone, as before.
+TEST_F(CliTest, ReplayShowsItsProgressLineWhenAskedAndNothingExtraWhenPiped) {
+  const std::string examples = SourceDir() + "/examples/qwen3-fp8-rtx5090/ " + SourceDir() +
+                               "/examples/moonlight-16b-h100-oom/";
+  const std::string out = (dir_ / "incidents.txt").string();
+  CommandResult run = Fingerprintd("replay --progress " + examples, out);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\rreplay: "));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex("files [0-9]+ of 2, "));
+  EXPECT_THAT(run.out, HasSubstr("\r\x1b[Kfingerprintd replay: 2 source(s)"));
+  CommandResult piped = Fingerprintd("replay " + examples, out);
+  EXPECT_EQ(piped.exit_code, 0) << piped.out;
+  EXPECT_THAT(piped.out, ::testing::StartsWith("fingerprintd replay: 2 source(s)"));
+  EXPECT_THAT(piped.out, ::testing::Not(HasSubstr("\r")));
+  EXPECT_NE(Fingerprintd("replay --quiet --progress " + examples).exit_code, 0);
+}
+
+// Issue 45: an operator asked "which build is this" gets the commit, the
+// build type and the architecture, not only the version.
+TEST_F(CliTest, VersionPrintsTheVersionTheCommitTheBuildTypeAndTheArchitecture) {
   CommandResult run = Fingerprintd("version");
   EXPECT_EQ(run.exit_code, 0);
-  EXPECT_THAT(run.out, HasSubstr("fingerprintd 0.1.0"));
+  EXPECT_THAT(run.out, ::testing::MatchesRegex(
+                           "fingerprintd 0\\.1\\.0 \\(commit ([0-9a-f]{12}(-dirty)?|unknown), "
+                           "[A-Za-z]+, [a-z0-9_]+\\)\n"));
 }
 
 }  // namespace

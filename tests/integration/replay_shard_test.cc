@@ -24,7 +24,7 @@ using ::testing::HasSubstr;
 std::string Inputs() {
   return "--deployment-from '([^/]+/[^/]+)\\.log$' " + Golden("two_deployments_interleaved") + " " +
          SourceDir() + "/examples/qwen3-fp8-rtx5090 " + SourceDir() +
-         "/examples/deepseek-v3-h100-oom";
+         "/examples/moonlight-16b-h100-oom";
 }
 
 std::vector<std::string> Lines(const std::string& text) {

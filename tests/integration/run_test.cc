@@ -423,7 +423,7 @@ TEST_F(RunTest, SighupWithASourceThatCannotStartKeepsTheRunningConfigReading) {
 // 180 of the example) lets the daemon decide rank 1 before rank 0, the
 // opposite of replay: the incident id must not depend on that.
 TEST_F(RunTest, AWriterPausingInTheMiddleOfAFailureGivesReplaysIncidentId) {
-  std::string example = SourceDir() + "/examples/deepseek-v3-h100-oom/worker.log";
+  std::string example = SourceDir() + "/examples/moonlight-16b-h100-oom/worker.log";
   std::vector<std::string> oom;
   {
     std::istringstream in(ReadFile(example));

@@ -260,7 +260,7 @@ def oom_files(out, G, EX):
             dict(alloc="2.00 GiB", total="31.36 GiB", free="1.41 GiB", other="", used="29.93 GiB",
                  alloc_pt="28.77 GiB", reserved="424.07 MiB")]})
     cuda_oom_tp2(
-        out, out(EX, "deepseek-v3-h100-oom", "worker.log"),
+        out, out(EX, "moonlight-16b-h100-oom", "worker.log"),
         model="moonshotai/Moonlight-16B-A3B-Instruct", arch="DeepseekV3ForCausalLM", quant=None, kernel=None,
         moe=False, w8a8_warning=False, device="NVIDIA H100 80GB HBM3", cap=None, consumer=False,
         enforce_eager=True, batched_tokens=131072, mem_util=0.95, max_len=131072,

@@ -51,8 +51,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # procps: the unit's ExecReload= runs /bin/kill, which minimal systems (containers) do not have.
-# ca-certificates: the system's CAs, which verify an https:// Alertmanager when no ca_file is given.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, procps, ca-certificates")
+# No ca-certificates: it pulls the openssl tool into the image and leaves files behind on purge;
+# an https:// Alertmanager is verified against alertmanager.tls_config.ca_file, or the system's
+# CAs where the host has them (README "A TLS Alertmanager").
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, procps")
 # The extended description (CPack puts the summary above it and a space before each line).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "fingerprintd reads the logs of LLM inference workers (vLLM, SGLang,

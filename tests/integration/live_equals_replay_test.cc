@@ -439,7 +439,10 @@ class LiveEqualsReplayTest : public ::testing::TestWithParam<LiveCase> {
       (*runs_)[name] = std::move(run);
     }
     for (auto& [name, run] : *runs_) {
-      if (!WaitFor([&run = run] { return run->Running(); }, std::chrono::seconds(30))) {
+      // 77 daemons compile the pack at once: under the sanitizers, on 2
+      // cores, one took more than 30 s to start.
+      if (!WaitFor([&run = run] { return run->Running(); },
+                   std::chrono::seconds(30) * kSanitizerSlowdown)) {
         ADD_FAILURE() << name << ": the daemon did not start";
       }
     }

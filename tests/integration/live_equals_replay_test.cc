@@ -62,8 +62,10 @@ using Clock = std::chrono::steady_clock;
 
 // The engine's last-words wait (RuleEngine::Options::last_words_after_us),
 // plus two of the daemon's quiet advance ticks (2 s) and a margin for a
-// loaded machine: how long a daemon is watched after its last write.
-constexpr auto kSettle = std::chrono::seconds(60 + 4 + 6);
+// loaded machine, stretched under the sanitizers (77 ASan daemons on 2 cores
+// run their ticks late; 6 s was seen to be too little there): how long a
+// daemon is watched after its last write.
+constexpr auto kSettle = std::chrono::seconds(60 + 4 + 6 * kSanitizerSlowdown);
 // The correlation window every daemon runs with (config `correlation.window`).
 constexpr const char* kWindow = "60s";
 

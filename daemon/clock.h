@@ -15,6 +15,16 @@ inline int64_t WallNowMicros() {
       .count();
 }
 
+// The same at the clock's last tick (CLOCK_REALTIME_COARSE, a few
+// milliseconds old at most): a read of memory, not of the hardware clock. For
+// what is read per line (the year of year-less headers, ParserOptions::
+// wall_clock), where milliseconds do not matter.
+inline int64_t CoarseWallNowMicros() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
 // The current year (UTC): the year of log headers that carry none.
 inline int CurrentYear() {
   std::time_t now = std::time(nullptr);

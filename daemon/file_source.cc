@@ -18,8 +18,7 @@ namespace asio = boost::asio;
 FileSource::FileSource(asio::io_context& io, const config::SourceConfig& config,
                        const config::TailerConfig& tailer_config, Pipeline& pipeline,
                        sink::Metrics& metrics, const RestoredSources& restored,
-                       std::function<void()> on_read, std::function<void()> request_checkpoint,
-                       AuditLog* audit)
+                       std::function<void()> on_read, std::function<void()> request_checkpoint)
     : on_read_(std::move(on_read)),
       request_checkpoint_(std::move(request_checkpoint)),
       config_(config),
@@ -27,7 +26,6 @@ FileSource::FileSource(asio::io_context& io, const config::SourceConfig& config,
       pipeline_(pipeline),
       metrics_(metrics),
       restored_(restored),
-      audit_(audit),
       descriptor_(io) {
   if (!config.deployment_from.empty())
     deployment_from_ = config::CompileDeploymentFrom(config.deployment_from);
@@ -36,8 +34,6 @@ FileSource::FileSource(asio::io_context& io, const config::SourceConfig& config,
   options.exclude = config.exclude;
   options.ignore_older_us = config.ignore_older_us;
   options.start_at_end = config.start_at == config::StartAt::kEnd;
-  options.max_line_bytes = tailer_config.max_line_bytes;
-  options.partial_line_timeout_us = tailer_config.partial_line_timeout_us;
   options.max_files = tailer_config.max_files;
   tailer_ = std::make_unique<source::Tailer>(options, metrics, *this);
 }
@@ -82,6 +78,11 @@ void FileSource::Stop() {
 
 void FileSource::Tick(int64_t now_us) {
   SetNow(now_us);
+  if (inotify_parked_ && !stopped_) {  // a busy file's wake-up, left for this tick
+    inotify_parked_ = false;
+    ReadWhatInotifyReported(now_us);
+    WaitForInotify();
+  }
   int64_t poll_every =
       Polling() ? tailer_config_.poll_interval_us : tailer_config_.safety_rescan_interval_us;
   // A deleted file still written may wake no watch: polled as without inotify.
@@ -90,7 +91,6 @@ void FileSource::Tick(int64_t now_us) {
     tailer_->Poll(now_us);
     last_poll_us_ = now_us;
   }
-  tailer_->Tick(now_us);
   AfterRead();
 }
 
@@ -184,7 +184,7 @@ FileSource::StreamEntry& FileSource::Entry(const std::string& stream) {
   spec.parser.max_line_bytes = tailer_config_.max_line_bytes;
   spec.parser.now_us = WallNowMicros();
   spec.parser.current_year = CurrentYear();
-  spec.parser.wall_clock = &WallNowMicros;  // the year of year-less lines, as they are read
+  spec.parser.wall_clock = &CoarseWallNowMicros;  // the year of year-less lines, as they are read
   spec.read_as_written = true;  // a silent file holds its deployment only briefly (issue 29)
   if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
   StreamEntry& entry =
@@ -208,11 +208,10 @@ std::optional<source::StreamCheckpoint> FileSource::OnOpen(const std::string& st
   return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset, it->second.read};
 }
 
-void FileSource::OnLine(const std::string& stream, std::string_view line, uint64_t offset) {
+void FileSource::OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) {
   StreamEntry& entry = Entry(stream);  // registered again after a deletion (OnEnded)
   entry.last_line_us = now_us_;
-  if (audit_ != nullptr) audit_->OnFileLine(stream, line, offset);
-  pipeline_.Feed(entry.id, line, offset);
+  pipeline_.Feed(entry.id, bytes, offset);
   if (config_.release_read_bytes) {
     auto it = release_.find(stream);
     if (it != release_.end()) {
@@ -220,6 +219,10 @@ void FileSource::OnLine(const std::string& stream, std::string_view line, uint64
       release_due_ = release_due_ || it->second.due();
     }
   }
+}
+
+void FileSource::OnLineEnd(const std::string& stream) {
+  if (auto it = streams_.find(stream); it != streams_.end()) pipeline_.EndLine(it->second.id);
 }
 
 void FileSource::OnSwitched(const std::string& stream, bool truncated, const std::string& copy) {
@@ -334,12 +337,22 @@ void FileSource::WaitForInotify() {
   descriptor_.async_wait(asio::posix::stream_descriptor::wait_read,
                          [this](const boost::system::error_code& ec) {
                            if (ec || stopped_) return;
-                           SetNow(WallNowMicros());
-                           tailer_->HandleInotify(now_us_);
-                           on_read_();
-                           AfterRead();
+                           const int64_t now = WallNowMicros();
+                           if (now - last_inotify_read_us_ < kReadAtMostEveryUs) {
+                             inotify_parked_ = true;  // read at the next Tick
+                             return;
+                           }
+                           ReadWhatInotifyReported(now);
                            WaitForInotify();
                          });
+}
+
+void FileSource::ReadWhatInotifyReported(int64_t now_us) {
+  SetNow(now_us);
+  last_inotify_read_us_ = now_us;
+  tailer_->HandleInotify(now_us);
+  on_read_();
+  AfterRead();
 }
 
 void FileSource::AfterRead() {

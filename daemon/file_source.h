@@ -37,7 +37,6 @@
 #include <string_view>
 #include <vector>
 
-#include "audit.h"
 #include "config/config.h"
 #include "fingerprintd/pipeline.h"
 #include "live_source.h"
@@ -58,12 +57,12 @@ using RestoredSources = std::map<std::string, source::SourceCheckpoint>;
 class FileSource final : public LiveSource, public source::TailerClient {
  public:
   // `on_read`: after each inotify wake-up (Daemon::Wake). `request_checkpoint`:
-  // a release is due (see above). `restored`, `metrics` and `audit` (may be
-  // null) must outlive the source.
+  // a release is due (see above). `restored` and `metrics` must outlive the
+  // source.
   FileSource(boost::asio::io_context& io, const config::SourceConfig& config,
              const config::TailerConfig& tailer_config, Pipeline& pipeline, sink::Metrics& metrics,
              const RestoredSources& restored, std::function<void()> on_read,
-             std::function<void()> request_checkpoint, AuditLog* audit);
+             std::function<void()> request_checkpoint);
   ~FileSource() override;
 
   // LiveSource
@@ -93,7 +92,8 @@ class FileSource final : public LiveSource, public source::TailerClient {
 
   // TailerClient
   std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override;
-  void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override;
+  void OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) override;
+  void OnLineEnd(const std::string& stream) override;
   void OnSwitched(const std::string& stream, bool truncated, const std::string& copy) override;
   void OnStart(const std::string& stream, source::StartFrom from, uint64_t skipped) override;
   void OnSourceProblem(const source::SourceProblem& problem,
@@ -123,7 +123,14 @@ class FileSource final : public LiveSource, public source::TailerClient {
   void SetNow(int64_t now_us) { now_us_ = now_us; }
 
   bool Polling() const { return !watcher_ || watcher_->exhausted(); }
+  // Waits for the inotify descriptor. A file written continuously (a busy
+  // server logs every few milliseconds) is not read at every write: a
+  // wake-up within kReadAtMostEveryUs of the last read is left for the next
+  // Tick, which the daemon runs every 30 ms while lines arrive. A write after
+  // a quiet spell is read at once.
   void WaitForInotify();
+  void ReadWhatInotifyReported(int64_t now_us);
+  static constexpr int64_t kReadAtMostEveryUs = 25'000;
   // After a read: asks for a checkpoint when a stream's release is due or a
   // stream was seen for the first time; sets the globs' gauges.
   void AfterRead();
@@ -135,7 +142,6 @@ class FileSource final : public LiveSource, public source::TailerClient {
   Pipeline& pipeline_;
   sink::Metrics& metrics_;
   const RestoredSources& restored_;
-  AuditLog* audit_;  // null without --audit
   std::unique_ptr<re2::RE2> deployment_from_;
   std::unique_ptr<source::InotifyWatcher> watcher_;
   std::unique_ptr<source::Tailer> tailer_;
@@ -150,6 +156,8 @@ class FileSource final : public LiveSource, public source::TailerClient {
   // their checkpoint never goes below.
   std::map<std::string, uint64_t> skipped_;
   int64_t last_poll_us_ = 0;
+  int64_t last_inotify_read_us_ = 0;
+  bool inotify_parked_ = false;  // a wake-up waits for Tick (WaitForInotify)
   int64_t last_rescan_us_ = 0;
   bool stopped_ = false;
 };

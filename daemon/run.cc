@@ -338,8 +338,16 @@ class Daemon {
 
   Status StartGeneration(const source::Checkpoint* checkpoint) {
     generation_ = std::make_unique<Generation>();
-    generation_->pipeline =
-        std::make_unique<Pipeline>(rules_, config::PipelineOptionsFor(config_), metrics_, fanout_);
+    Pipeline::Options pipeline_options = config::PipelineOptionsFor(config_);
+    if (audit_) {
+      // Every tailed file's lines as the pipeline gets them; a socket's
+      // lines (transient sources) are recorded by their source (on_line).
+      pipeline_options.line_observer =
+          [audit = audit_.get()](const SourceSpec& spec, std::string_view line, uint64_t offset) {
+            if (!spec.transient) audit->OnFileLine(spec.name, line, offset);
+          };
+    }
+    generation_->pipeline = std::make_unique<Pipeline>(rules_, pipeline_options, metrics_, fanout_);
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {
       if (source.type != config::SourceType::kFile) {  // tcp, unix, stdin: socket_source.h
@@ -358,7 +366,7 @@ class Daemon {
       }
       auto file = std::make_unique<FileSource>(
           io_, source, config_.tailer, *generation_->pipeline, metrics_, generation_->restored,
-          [this] { Wake(); }, [this] { RequestCheckpoint(); }, audit_.get());
+          [this] { Wake(); }, [this] { RequestCheckpoint(); });
       file->SetFirstRun(first_run_us_);
       if (read_from_start_) file->ReadEveryFileFromItsStart();
       files.push_back(file.get());

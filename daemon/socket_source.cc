@@ -466,7 +466,7 @@ parse::ParserOptions SocketParserOptions(const config::SourceConfig& config) {
   parse::ParserOptions options;
   options.envelope = config.framing == "jsonl" ? parse::Envelope::kPlain : config.format;
   options.max_line_bytes = config.max_line_bytes;
-  options.wall_clock = &WallNowMicros;  // the year of year-less lines, as they are read
+  options.wall_clock = &CoarseWallNowMicros;  // the year of year-less lines, as they are read
   return options;
 }
 

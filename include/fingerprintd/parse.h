@@ -30,8 +30,6 @@
 
 namespace fingerprintd::parse {
 
-class AtomHints;  // parse/atom_hints.h: where a read buffer holds prefilter atoms
-
 enum class Envelope : uint8_t { kAuto = 0, kPlain, kCri, kDocker, kJournald, kCompose };
 std::string_view EnvelopeName(Envelope envelope);  // "auto", "plain", "cri", ...
 // Accepts the config/CLI names: auto | plain | cri | docker | journald | compose.
@@ -72,11 +70,6 @@ struct ParserOptions {
   // (event time) is forgotten and its slot reused, counted as
   // Evicted::kProcessStream: a crash loop brings new pids at every restart.
   size_t max_workers = 4096;
-  // Buffer-first matching (replay): the reader searched the buffer the lines
-  // are views of for the rule set's atoms. Lines inside it without one skip
-  // ANSI cleaning and prefix parsing when their raw prefix repeats, and the
-  // engine's literal scan. Null = every line takes the per-line path.
-  const AtomHints* atom_hints = nullptr;
 };
 
 // Receives the parser's output. Views inside LogRecord are valid only for the
@@ -92,12 +85,6 @@ class RecordSink {
   // its WorkerInfo (same id, same address) is about to describe another
   // process. Drop whatever is kept for it.
   virtual void OnStreamForgotten(const WorkerInfo& /*worker*/) {}
-  // Buffer-first replay: the parser vouches that a line of `worker` dated
-  // `time_us` is a quiet line, an INFO-like message holding no atom that
-  // leaves the parser's traceback reading idle. Return true to take it as
-  // it is (nothing is delivered); false, and the parser makes its record
-  // and delivers it as usual.
-  virtual bool TakeQuietRecord(const WorkerInfo& /*worker*/, int64_t /*time_us*/) { return false; }
 };
 
 // The process streams of one source. Stable addresses.
@@ -170,6 +157,10 @@ class SourceParser {
   Envelope envelope() const;  // detected (or configured) envelope; kAuto until decided
   const WorkerTable& workers() const;
   const std::string& source_name() const;
+
+  // The pipeline's fast path reaches into the parser through this
+  // (src/parse/source_parser_fast_path.h); nothing else uses it.
+  struct FastPath;
 
  private:
   struct Impl;

@@ -1,12 +1,42 @@
-// Pipeline: the one place that wires parse -> rules -> correlate. Replay, the
-// rule tests, the fuzzer and the live daemon all feed lines into a Pipeline;
-// nothing else builds a SourceParser, RuleEngine or Correlator.
+// Pipeline: the one place that wires bytes -> lines -> parse -> rules ->
+// correlate. Replay, the rule tests, the fuzzer, the file tailer, the socket
+// and stdin sources all hand a source's bytes to Pipeline::Feed (a socket
+// frame, already a line, is followed by EndLine); nothing else builds a
+// SourceParser, RuleEngine or Correlator.
 //
 //   Pipeline pipeline(rules, options, events, sink);
 //   SourceId a = pipeline.AddSource({.name = "pods/a/0.log", .deployment = "llama"});
-//   pipeline.Feed(a, "INFO 03-04 10:15:22 [core.py:61] ...", /*offset=*/0);
+//   pipeline.Feed(a, bytes_read, /*offset=*/0);  // any bytes, cut anywhere
 //   pipeline.Advance(wall_now_us);   // live: on a timer; replay: 0 after each chunk
 //   pipeline.Finish();               // end of input: every incident decided and closed
+//
+// What Feed takes and guarantees. Feed(source, bytes, offset) takes the bytes
+// of a source as they were read, starting at byte `offset` of its stream, cut
+// anywhere: mid-line, mid-character, one byte or many megabytes at a time.
+// It splits them into lines at '\n' (common/line_splitter.h: the only
+// splitter), cuts a line longer than the source's
+// ParserOptions::max_line_bytes there (counted once as kLineTooLong; the rest
+// up to its '\n' is skipped), and keeps the bytes after the last '\n' until
+// their line ends: with a later Feed, with EndLine(), EndSource() or Finish(),
+// or, live, once Options::partial_line_timeout_us of wall time has passed
+// since they arrived (a writer that ends its last line without '\n'). Bytes
+// fed at an offset other than the one after the previous bytes (a gap:
+// truncation, a checkpoint restart) end the unfinished line first. Every byte
+// fed is either part of a line handed on or counted as dropped; nothing is
+// read twice. The parser, rules and correlator see exactly the lines a
+// per-line split gives, under their own contracts.
+//
+// The fast path is a tier inside Feed, the way PrefixCache is a tier inside
+// the parser (Options::buffer_first, on by default): each buffer is searched
+// whole for the rule set's atoms and the quiet-line triggers
+// (rules/buffer_matcher.h) before its lines are parsed, so a line the search
+// vouches for skips ANSI cleaning, prefix parsing and the engine's literal
+// scan, and a quiet line (an INFO-like line whose shape was seen before,
+// src/parse/line_templates.h) is skipped whole. It changes no incident, no
+// counter a user sees and no checkpoint: the oracle tests
+// (tests/parse/buffer_first_test.cc, quiet_line_skip_test.cc) hold it to
+// buffer_first = false byte for byte. Large buffers make it pay; callers
+// need do nothing else for it.
 //
 // Same incidents for any interleaving. Lines of one source arrive in order,
 // but live input interleaves a deployment's sources as they are written and
@@ -116,6 +146,16 @@ class Pipeline {
     size_t max_held_events = 100'000;
     // When set, every source added takes these caps (daemon: `limits:`).
     std::optional<SourceLimits> source_limits;
+    // The fast path inside Feed (see above); false: every line is parsed and
+    // scanned on its own (the oracle the fast path is tested against).
+    bool buffer_first = true;
+    // Live: an unfinished last line is handed on as it is once it waited this
+    // long (wall time, measured by Advance) for its '\n'.
+    int64_t partial_line_timeout_us = 5'000'000;
+    // Called with every line handed to the parser, its source and its
+    // stream offset (the daemon's --audit log); empty: nothing is called.
+    std::function<void(const SourceSpec& source, std::string_view line, uint64_t offset)>
+        line_observer;
   };
 
   // `rules` is shared with the engines and with every incident made from it.
@@ -135,13 +175,17 @@ class Pipeline {
   // that is how they appear in the state, in incidents and in alerts.
   SourceId AddSource(const SourceSpec& spec);
 
-  // Feeds one physical line without its '\n', starting at byte `offset`. An
-  // offset other than the one after the previous line (a gap: truncation,
-  // a checkpoint restart) moves the source's position there. Never throws.
-  void Feed(SourceId source, std::string_view line, uint64_t offset);
+  // Feeds bytes of the source starting at byte `offset` of its stream (see
+  // "What Feed takes and guarantees" above). Never throws.
+  void Feed(SourceId source, std::string_view bytes, uint64_t offset);
+  // The bytes fed so far end a line: an unfinished last line is handed on as
+  // it is (the tailer moved to another file; a socket frame that is a whole
+  // line). Nothing to do when the last byte fed was a '\n'.
+  void EndLine(SourceId source);
 
   // The source has no more input (replay: its file was read; live: the file
-  // was deleted or the connection closed): flushes its partial lines, open
+  // was deleted or the connection closed): ends its unfinished line
+  // (EndLine), flushes its CRI/Docker partial records, open
   // tracebacks and pending symptoms, and it stops holding its deployment.
   void EndSource(SourceId source);
 
@@ -161,7 +205,8 @@ class Pipeline {
 
   // The earliest line this source's state still needs (see above).
   SourcePosition SafePosition(SourceId source) const;
-  // The position after the last line fed (where reading continues).
+  // The position after the last line handed on: where its next line starts
+  // (the bytes of an unfinished line are after it).
   SourcePosition NextPosition(SourceId source) const;
   // Feed, EndSource and the positions of a forgotten source do nothing and
   // return {}.
@@ -191,10 +236,10 @@ class Pipeline {
 
   const rules::RuleSet& rules() const;
 
-  // Lines buffer-first replay skipped whole, over all sources: quiet lines
-  // the parser and engine would have changed nothing for but counters and
-  // times (SourceSpec::parser.atom_hints; src/parse/line_templates.h). What
-  // is reported does not depend on it; for tests and benchmarks.
+  // Lines the fast path skipped whole, over all sources: quiet lines the
+  // parser and engine would have changed nothing for but counters and times
+  // (src/parse/line_templates.h). What is reported does not depend on it;
+  // for tests and benchmarks.
   uint64_t quiet_lines_skipped() const;
 
  private:

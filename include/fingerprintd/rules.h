@@ -332,17 +332,12 @@ class RuleEngine final : public parse::RecordSink {
   // only, never a time moved on by the wall clock: a silent source's next line
   // may still be dated there.
   void ForgetExpiredStages(int64_t floor_us);
-  // Buffer-first replay skips a record of `worker` that is an ordinary
-  // message at INFO or below with a header (a prefix chain or a log header),
-  // holding none of the rule set's atoms, when it would change nothing here
-  // but end the line carried for a hard-wrapped message (a headered record
-  // continues none): its stream was seen with the same rank and waits for
-  // no traceback, and the rule set has no pattern that runs on every line.
-  // Then this ends the carry, as the record would, and returns true; else
-  // it changes nothing and returns false (the record is processed).
-  bool SkipQuietRecord(const WorkerInfo& worker);
   // End of input: resolves pending symptoms without a traceback.
   void Finish();
+
+  // The pipeline's fast path reaches into the engine through this
+  // (src/rules/engine_fast_path.h); nothing else uses it.
+  struct FastPath;
 
  private:
   struct Impl;

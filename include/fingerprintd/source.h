@@ -28,65 +28,6 @@
 
 namespace fingerprintd::source {
 
-// Splits a byte stream into lines without '\n'. Lines longer than max_line_bytes
-// are cut at the cap (the rest of the line is skipped) and counted. The last
-// line is delivered at Finish() even without a terminator.
-class LineSplitter {
- public:
-  LineSplitter(size_t max_line_bytes, PipelineEvents& events)
-      : max_(max_line_bytes), events_(events) {}
-  // Calls on_line(view) for every complete line in `bytes`; views are valid
-  // for the call. A line wholly inside `bytes` is a view of it; one joined
-  // across calls (or cut at the cap) is a view of the splitter's own copy.
-  template <typename OnLine>
-  void Append(std::string_view bytes, OnLine&& on_line);
-  template <typename OnLine>
-  void Finish(OnLine&& on_line);
-
- private:
-  size_t max_;
-  PipelineEvents& events_;
-  std::string partial_;
-  bool skipping_ = false;  // inside the ignored tail of an over-long line
-};
-
-template <typename OnLine>
-void LineSplitter::Append(std::string_view bytes, OnLine&& on_line) {
-  while (!bytes.empty()) {
-    const size_t nl = bytes.find('\n');
-    std::string_view piece = nl == std::string_view::npos ? bytes : bytes.substr(0, nl);
-    // Common case: the whole line is inside this chunk; hand out a view, no copy.
-    const bool direct =
-        !skipping_ && partial_.empty() && nl != std::string_view::npos && piece.size() <= max_;
-    if (direct) {
-      on_line(piece);
-    } else if (!skipping_) {
-      const size_t room = max_ - partial_.size();
-      if (piece.size() > room) {
-        partial_.append(piece.substr(0, room));
-        events_.LineDropped(DropReason::kLineTooLong);
-        skipping_ = true;  // the rest of this line is dropped
-      } else {
-        partial_.append(piece);
-      }
-    }
-    if (nl == std::string_view::npos) break;
-    if (!direct) {
-      on_line(std::string_view(partial_));
-      partial_.clear();
-      skipping_ = false;
-    }
-    bytes.remove_prefix(nl + 1);
-  }
-}
-
-template <typename OnLine>
-void LineSplitter::Finish(OnLine&& on_line) {
-  if (!partial_.empty() || skipping_) on_line(std::string_view(partial_));
-  partial_.clear();
-  skipping_ = false;
-}
-
 // One input of a replay: the ordered pieces of one log stream (a file and its
 // rotated predecessors) and the deployment it belongs to.
 struct ReplaySource {
@@ -124,10 +65,9 @@ struct ReplayOptions {
   // incidents is the unsharded replay's. shard_count 1 keeps everything.
   uint32_t shard_index = 0;
   uint32_t shard_count = 1;
-  // Buffer-first matching (DESIGN.md §7): each read buffer is searched whole
-  // for the rule set's atoms first, and lines are parsed knowing where they
-  // are (parse/atom_hints.h). false: every line takes the per-line path; the
-  // incidents are the same (tests/parse/buffer_first_test.cc).
+  // The pipeline's fast path (Pipeline::Options::buffer_first). false: every
+  // line takes the per-line path; the incidents are the same
+  // (tests/parse/buffer_first_test.cc).
   bool buffer_first = true;
 };
 

@@ -633,6 +633,7 @@ Pipeline::Options PipelineOptionsFor(const DaemonConfig& config) {
   options.max_held_events = limits.max_held_events;
   options.max_hold_us = limits.max_hold_us;
   options.engine.pending_timeout_us = limits.symptom_timeout_us;
+  options.partial_line_timeout_us = config.tailer.partial_line_timeout_us;
   options.source_limits = SourceLimits{
       .max_process_streams = limits.max_process_streams,
       .max_traceback_frames = limits.max_traceback_frames,

@@ -6,7 +6,7 @@
 //     location)
 //     -> event time -> Ray rank learning -> TracebackAssembler -> RecordSink
 //
-// Buffer-first (ParserOptions::atom_hints, replay), three tiers skip work
+// The pipeline's fast path (source_parser_fast_path.h), three tiers skip work
 // whose result the line's bytes already decide:
 // - PrefixCache: a chain of process prefixes seen a few lines before;
 // - the raw prefix: a line starting with a recent line's raw chain (ANSI
@@ -16,7 +16,7 @@
 // - line templates (parse/line_templates.h): a line the read buffer's search
 //   vouches holds no atom and no trigger, of a source whose traceback reading
 //   is idle, starting with a template's head, is dated as Process would date
-//   it and offered to the sink as a quiet record (RecordSink::TakeQuietRecord);
+//   it and offered as a quiet line (QuietLineTaker::TakeQuietLine);
 //   taken, the rest of the parse is skipped. Templates are learnt in Process
 //   from the lines it parses.
 // A record whose message lies in buffer bytes without any prefilter atom is
@@ -337,7 +337,7 @@ bool SourceParser::Impl::DateLine(const CivilTime* header_time, const EnvelopeRe
 }
 
 bool SourceParser::Impl::SkipQuietLine(const EnvelopeRecord& rec) {
-  const LineTemplate* t = templates.Find(rec.content, *options.atom_hints);
+  const LineTemplate* t = templates.Find(rec.content, *hints);
   if (t == nullptr ||
       (t->level == Level::kUnknown && !ReadsAsWritten(rec.content.substr(t->head.size())))) {
     return false;
@@ -345,7 +345,7 @@ bool SourceParser::Impl::SkipQuietLine(const EnvelopeRecord& rec) {
   int64_t time_us;
   std::optional<TimeFallback> guessed;
   if (!DateLine(t->has_time ? &t->time : nullptr, rec, t->worker->id, &time_us, &guessed) ||
-      !sink.TakeQuietRecord(*t->worker, time_us)) {
+      !quiet->TakeQuietLine(*t->worker, time_us)) {
     return false;
   }
   // What Process leaves for the line: the times, and no rank for raw lines
@@ -409,11 +409,10 @@ void SourceParser::Impl::LearnTemplate(const EnvelopeRecord& rec, const Shape& l
 }
 
 void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
-  const AtomHints* hints = options.atom_hints;
   // Buffer-first: a line the search vouches holds no atom and no trigger,
   // of a source whose traceback reading is idle, may skip the parse below
   // (parse/line_templates.h), and may become a template.
-  const bool vouched = hints != nullptr && hints->covers_quiet_triggers() &&
+  const bool vouched = hints != nullptr && quiet != nullptr && hints->covers_quiet_triggers() &&
                        !assembler.HoldsAny() && hints->AtomFree(rec.content);
   if (vouched && SkipQuietLine(rec)) return;
   Shape line;
@@ -543,7 +542,6 @@ void SourceParser::Impl::Process(const EnvelopeRecord& rec) {
 LineKind SourceParser::Impl::Deliver(const EnvelopeRecord& rec, WorkerInfo* worker,
                                      const Header& header, bool has_header,
                                      std::string_view message, int64_t time_us) {
-  const AtomHints* hints = options.atom_hints;
   TracebackInput in;
   in.worker = worker;
   in.message = message;
@@ -643,5 +641,11 @@ Envelope SourceParser::envelope() const { return impl_->envelope.envelope(); }
 const WorkerTable& SourceParser::workers() const { return impl_->workers; }
 
 const std::string& SourceParser::source_name() const { return impl_->source_name; }
+
+void SourceParser::FastPath::Use(SourceParser& parser, const AtomHints* hints,
+                                 QuietLineTaker* taker) {
+  parser.impl_->hints = hints;
+  parser.impl_->quiet = taker;
+}
 
 }  // namespace fingerprintd::parse

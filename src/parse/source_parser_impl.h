@@ -16,6 +16,7 @@
 #include "parse/header.h"
 #include "parse/line_templates.h"
 #include "parse/prefix.h"
+#include "parse/source_parser_fast_path.h"
 #include "parse/time_util.h"
 #include "parse/traceback_assembler.h"
 
@@ -107,7 +108,12 @@ struct SourceParser::Impl {
   // are compared before parsing (PrefixCache), the innermost prefix's text
   // (or the header's rank tags) with the last few looked up before hashing.
   PrefixCache prefix_cache;
-  LineTemplates templates;  // buffer-first only
+  // The pipeline's fast path (source_parser_fast_path.h): the search of the
+  // buffer the lines being fed are views of, and who may take a quiet line
+  // whole. Null: every line takes the per-line path.
+  const AtomHints* hints = nullptr;
+  QuietLineTaker* quiet = nullptr;
+  LineTemplates templates;  // with hints only
   struct RecentKey {
     std::string key;
     WorkerInfo* worker = nullptr;

@@ -1,5 +1,6 @@
-// Pipeline (fingerprintd/pipeline.h): parse -> rules -> [held, canonical
-// order] -> correlate, per source and per deployment.
+// Pipeline (fingerprintd/pipeline.h): bytes -> lines [+ the buffer search] ->
+// parse -> rules -> [held, canonical order] -> correlate, per source and per
+// deployment.
 //
 // Per source a Tap sits between the parser and the engine (it sees every
 // record's time: the source's floor) and between the engine and the
@@ -25,8 +26,12 @@ Pipeline::~Pipeline() = default;
 
 Pipeline::SourceId Pipeline::AddSource(const SourceSpec& spec) { return impl_->Add(spec); }
 
-void Pipeline::Feed(SourceId source, std::string_view line, uint64_t offset) {
-  if (Impl::Source* s = impl_->Get(source)) impl_->Feed(*s, line, offset);
+void Pipeline::Feed(SourceId source, std::string_view bytes, uint64_t offset) {
+  if (Impl::Source* s = impl_->Get(source)) impl_->Feed(*s, bytes, offset);
+}
+
+void Pipeline::EndLine(SourceId source) {
+  if (Impl::Source* s = impl_->Get(source)) impl_->EndLine(*s);
 }
 
 void Pipeline::EndSource(SourceId source) {

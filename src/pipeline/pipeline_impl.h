@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <map>
@@ -15,11 +16,15 @@
 #include <tuple>
 #include <vector>
 
+#include "common/line_splitter.h"
 #include "common/state_json.h"
 #include "common/utf8.h"
 #include "correlate/correlator_state.h"
 #include "fingerprintd/pipeline.h"
+#include "parse/source_parser_fast_path.h"
+#include "pipeline/buffer_search.h"
 #include "rules/atom_set.h"
+#include "rules/engine_fast_path.h"
 
 namespace fingerprintd {
 namespace pipeline_detail {
@@ -80,15 +85,16 @@ struct Pipeline::Impl {
   using HeldKey = std::tuple<int64_t, std::string, uint64_t>;
 
   // Between the parser and the engine, and between the engine and the queue.
-  class Tap final : public parse::RecordSink, public rules::HitSink {
+  // Takes the quiet lines the fast path offers (parse::QuietLineTaker).
+  class Tap final : public parse::RecordSink, public rules::HitSink, public parse::QuietLineTaker {
    public:
     Tap(Impl& impl, Source& source) : impl_(impl), source_(source) {}
     void OnRecord(const LogRecord& record) override {
       MoveFloor(record.time_us);
       source_.engine->OnRecord(record);
     }
-    bool TakeQuietRecord(const WorkerInfo& worker, int64_t time_us) override {
-      if (!source_.engine->SkipQuietRecord(worker)) return false;
+    bool TakeQuietLine(const WorkerInfo& worker, int64_t time_us) override {
+      if (!rules::RuleEngine::FastPath::SkipQuietRecord(*source_.engine, worker)) return false;
       MoveFloor(time_us);
       ++impl_.quiet_skipped;
       return true;
@@ -138,8 +144,15 @@ struct Pipeline::Impl {
   };
 
   struct Source {
+    Source(size_t max_line_bytes, PipelineEvents& events) : lines(max_line_bytes, events) {}
     SourceSpec spec;
     uint32_t id = 0;
+    // Feed's bytes become lines here; the unfinished last line waits in it.
+    LineSplitter lines;
+    // Live: the unfinished line's start when Advance first saw it waiting,
+    // and the wall time then (Options::partial_line_timeout_us).
+    uint64_t waiting_line = UINT64_MAX;
+    int64_t waiting_since_wall = 0;
     Deployment* deployment = nullptr;
     std::unique_ptr<Tap> tap;
     std::unique_ptr<rules::RuleEngine> engine;
@@ -188,7 +201,9 @@ struct Pipeline::Impl {
 
   Impl(std::shared_ptr<const rules::RuleSet> r, Options o, PipelineEvents& e,
        correlate::IncidentSink& s)
-      : rules(std::move(r)), options(o), events(e), correlator(rules, e, s, o.correlator) {}
+      : rules(std::move(r)), options(o), events(e), correlator(rules, e, s, o.correlator) {
+    if (options.buffer_first) search = std::make_unique<BufferSearch>(rules);
+  }
 
   void Start(Source& s) {
     s.tap = std::make_unique<Tap>(*this, s);
@@ -200,6 +215,9 @@ struct Pipeline::Impl {
     s.engine = std::make_unique<rules::RuleEngine>(rules, s.id, events, *s.tap, engine_options);
     s.parser =
         std::make_unique<parse::SourceParser>(s.id, s.spec.name, s.spec.parser, events, *s.tap);
+    if (search != nullptr && search->hints() != nullptr) {
+      parse::SourceParser::FastPath::Use(*s.parser, search->hints(), s.tap.get());
+    }
     s.parser->Seek(s.next.offset, s.next.line);
     s.ended = false;
   }
@@ -294,14 +312,48 @@ struct Pipeline::Impl {
     return slowest != kNever ? slowest : latest;
   }
 
-  void Feed(Source& s, std::string_view line, uint64_t offset) {
+  // Pipeline::Feed: bytes -> lines (s.lines), each buffer searched first.
+  void Feed(Source& s, std::string_view bytes, uint64_t offset) {
+    if (offset != s.lines.end()) {  // a gap: the unfinished line ends where its bytes stop
+      EndLine(s);
+      s.lines.Restart(offset);
+    }
+    // Only a line that ends inside the bytes can be vouched for: bytes
+    // without a '\n' (a socket frame, a line written in pieces) are not
+    // searched.
+    const bool searched =
+        search != nullptr && std::memchr(bytes.data(), '\n', bytes.size()) != nullptr;
+    if (searched) search->Search(bytes);
+    s.lines.Append(bytes, [&](std::string_view line, uint64_t start) { FeedLine(s, line, start); });
+    if (searched) search->Clear();
+  }
+
+  void EndLine(Source& s) {
+    s.lines.Finish([&](std::string_view line, uint64_t start) { FeedLine(s, line, start); });
+  }
+
+  void FeedLine(Source& s, std::string_view line, uint64_t offset) {
     if (s.ended) Start(s);
     if (offset != s.next.offset) s.parser->Seek(offset, s.next.line);
     s.next.offset = offset + line.size() + 1;
     ++s.next.line;
     s.fed_since_advance = true;
+    if (options.line_observer) options.line_observer(s.spec, line, offset);
     s.parser->Feed(line);
     AfterLine(s);
+  }
+
+  // Live: an unfinished line that waited partial_line_timeout_us of wall
+  // time for its '\n' is handed on as it is. One cut at the cap waits for its
+  // '\n' (or the end of the source): the rest of it is still to be skipped.
+  void EndWaitingLine(Source& s, int64_t wall_now) {
+    if (!s.lines.mid_line() || s.lines.cutting()) return;
+    if (s.waiting_line != s.lines.line_start()) {
+      s.waiting_line = s.lines.line_start();
+      s.waiting_since_wall = wall_now;
+    } else if (wall_now - s.waiting_since_wall >= options.partial_line_timeout_us) {
+      EndLine(s);
+    }
   }
 
   // After a line: ticks when its time moved the floor on, and releases what
@@ -334,6 +386,7 @@ struct Pipeline::Impl {
   }
 
   void End(Source& s) {
+    EndLine(s);
     if (s.ended) return;
     s.parser->Finish();
     s.engine->Finish();
@@ -358,6 +411,7 @@ struct Pipeline::Impl {
         s->last_line_wall = wall_now;
         s->fed_since_advance = false;
       }
+      if (wall_now != 0) EndWaitingLine(*s, wall_now);
       if (wall_now != 0 && !s->ended && s->floor != kNoTime) {
         // Live: a silent source's event time moves on with the wall clock, so
         // a traceback or symptom that was its last output is still decided.
@@ -471,7 +525,7 @@ struct Pipeline::Impl {
       d = std::make_unique<Deployment>();
       d->name = spec.deployment;
     }
-    auto source = std::make_unique<Source>();
+    auto source = std::make_unique<Source>(spec.parser.max_line_bytes, events);
     source->spec = spec;
     if (const auto& limits = options.source_limits) {
       parse::ParserOptions& parser = source->spec.parser;
@@ -483,6 +537,7 @@ struct Pipeline::Impl {
     source->id = correlator.AddSource(spec.name, spec.deployment, spec.labels);
     if (source->id >= sources.size()) sources.resize(source->id + 1);
     source->next = spec.start;
+    source->lines.Restart(spec.start.offset);
     source->deployment = d.get();
     d->sources.push_back(source.get());
     Start(*source);
@@ -506,6 +561,7 @@ struct Pipeline::Impl {
   size_t held_count = 0;
   int64_t last_wall = 0;
   uint64_t quiet_skipped = 0;
+  std::unique_ptr<BufferSearch> search;  // null: Options::buffer_first off
 };
 
 }  // namespace fingerprintd

@@ -202,6 +202,7 @@ Status Pipeline::Impl::Restore(const nlohmann::json& state,
   for (const SourceState& r : read_sources) {
     Source& s = *sources[source_ids.at(r.spec.name)];
     s.next = r.safe;
+    s.lines.Restart(s.next.offset);
     s.floor = r.floor;
     s.ticked = r.ticked;
     s.clocks.assign(1, {s.next.line, s.floor, s.ticked});

@@ -14,6 +14,7 @@
 // time (same message, different frames) and a one-line paste (partial).
 #include <algorithm>
 
+#include "rules/engine_fast_path.h"
 #include "rules/engine_impl.h"
 
 namespace fingerprintd::rules {
@@ -403,8 +404,8 @@ Status RuleEngine::RestoreState(const std::string& state, const parse::WorkerTab
 }
 void RuleEngine::OnStreamForgotten(const WorkerInfo& worker) { impl_->Forget(worker); }
 void RuleEngine::ForgetExpiredStages(int64_t floor_us) { impl_->ForgetExpiredStages(floor_us); }
-bool RuleEngine::SkipQuietRecord(const WorkerInfo& worker) {
-  return impl_->SkipQuietRecord(worker);
+bool RuleEngine::FastPath::SkipQuietRecord(RuleEngine& engine, const WorkerInfo& worker) {
+  return engine.impl_->SkipQuietRecord(worker);
 }
 void RuleEngine::Finish() { impl_->Finish(); }
 

@@ -247,6 +247,16 @@ std::string Metrics::Bounded(std::set<std::string>& seen, const std::string& val
 }
 
 std::pair<const std::string, Metrics::SourceCounters>& Metrics::ForSource(std::string_view source) {
+  // Lines come in runs from one source: the last one found is compared first.
+  if (last_source_ != nullptr && last_source_name_ == source) return *last_source_;
+  auto& found = FindSource(source);
+  last_source_ = &found;
+  last_source_name_.assign(source);
+  return found;
+}
+
+std::pair<const std::string, Metrics::SourceCounters>& Metrics::FindSource(
+    std::string_view source) {
   if (auto it = sources_.find(source); it != sources_.end()) return *it;
   std::string label(source);
   if (sources_.size() >= kMaxLabelValues) {
@@ -262,8 +272,8 @@ std::pair<const std::string, Metrics::SourceCounters>& Metrics::ForSource(std::s
 
 void Metrics::LineRead(std::string_view source, uint64_t bytes) {
   SourceCounters& c = ForSource(source).second;
-  c.lines->Increment();
-  c.bytes->Increment(static_cast<double>(bytes));
+  ++c.unpublished_lines;
+  c.unpublished_bytes += bytes;
   ++lines_;
   bytes_ += bytes;
 }
@@ -285,11 +295,18 @@ std::vector<std::pair<std::string, uint64_t>> Metrics::TakeRestoreRereads() {
 
 void Metrics::LineDropped(DropReason reason) {
   ++dropped_lines_;
-  dropped_.Add({{"reason", std::string(DropReasonName(reason))}}).Increment();
+  prometheus::Counter*& counter = dropped_by_[static_cast<size_t>(reason)];
+  if (counter == nullptr)
+    counter = &dropped_.Add({{"reason", std::string(DropReasonName(reason))}});
+  counter->Increment();
 }
 
 void Metrics::TimeGuessed(TimeFallback fallback) {
-  time_guessed_.Add({{"fallback", std::string(TimeFallbackName(fallback))}}).Increment();
+  prometheus::Counter*& counter = guessed_by_[static_cast<size_t>(fallback)];
+  if (counter == nullptr) {
+    counter = &time_guessed_.Add({{"fallback", std::string(TimeFallbackName(fallback))}});
+  }
+  counter->Increment();
 }
 
 void Metrics::RuleMatched(std::string_view rule, std::string_view stage) {
@@ -319,7 +336,9 @@ void Metrics::FileRotated() { rotations_.Increment(); }
 void Metrics::FileTruncated() { truncations_.Increment(); }
 
 void Metrics::StateEvicted(Evicted what) {
-  evictions_.Add({{"what", std::string(EvictedName(what))}}).Increment();
+  prometheus::Counter*& counter = evicted_by_[static_cast<size_t>(what)];
+  if (counter == nullptr) counter = &evictions_.Add({{"what", std::string(EvictedName(what))}});
+  counter->Increment();
 }
 
 void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) {
@@ -490,6 +509,11 @@ void Metrics::SetIncidentLog(uint64_t write_errors, size_t pending) {
 }
 
 std::string Metrics::Serialize(int64_t now_us) {
+  for (auto& [label, c] : sources_) {
+    if (c.unpublished_lines == 0) continue;
+    c.lines->Increment(static_cast<double>(std::exchange(c.unpublished_lines, 0)));
+    c.bytes->Increment(static_cast<double>(std::exchange(c.unpublished_bytes, 0)));
+  }
   checkpoint_age_.Set(checkpoint_at_us_ == 0
                           ? 0.0
                           : static_cast<double>(std::max<int64_t>(0, now_us - checkpoint_at_us_)) /

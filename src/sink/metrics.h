@@ -46,6 +46,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -180,6 +181,10 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
     prometheus::Counter* lines;
     prometheus::Counter* bytes;
     prometheus::Counter* reread = nullptr;  // at 0 from the start, so rate() sees a 0 first
+    // Lines and bytes read since the last Serialize: added to the two
+    // counters there, not at every line (an atomic add of a double each).
+    uint64_t unpublished_lines = 0;
+    uint64_t unpublished_bytes = 0;
   };
   struct StringHash {
     using is_transparent = void;
@@ -187,6 +192,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   };
   // The source's entry: its label (the source, or "_other" past the cap) and counters.
   std::pair<const std::string, SourceCounters>& ForSource(std::string_view source);
+  std::pair<const std::string, SourceCounters>& FindSource(std::string_view source);
   // `value`, or "_other" once `seen` holds kMaxLabelValues others (counted).
   std::string Bounded(std::set<std::string>& seen, const std::string& value, const char* label);
 
@@ -232,6 +238,9 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   prometheus::Family<prometheus::Counter>* files_opened_ = nullptr;
 
   std::unordered_map<std::string, SourceCounters, StringHash, std::equal_to<>> sources_;
+  // ForSource's last answer (entries are never erased; their addresses hold).
+  std::pair<const std::string, SourceCounters>* last_source_ = nullptr;
+  std::string last_source_name_;
   // fingerprintd_source_lag_bytes series set by the last SetSourceLags, by label.
   std::map<std::string, prometheus::Gauge*, std::less<>> lags_;
   std::vector<std::pair<std::string, uint64_t>> restore_rereads_;  // until taken
@@ -242,6 +251,11 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::map<std::string, std::pair<prometheus::Gauge*, std::string>> signature_of_;
   std::map<prometheus::Gauge*, std::map<std::string, int>> signature_seen_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
+  // The series of each reason, fallback and eviction, added at first use:
+  // these are counted per line, and Family::Add builds and hashes a label map.
+  std::array<prometheus::Counter*, static_cast<size_t>(DropReason::kCount)> dropped_by_{};
+  std::array<prometheus::Counter*, static_cast<size_t>(TimeFallback::kCount)> guessed_by_{};
+  std::array<prometheus::Counter*, static_cast<size_t>(Evicted::kCount)> evicted_by_{};
   // Ranks each incident holds at 1: (deployment, rule, class, severity, rank) labels.
   std::map<std::string, std::vector<prometheus::Gauge*>> open_;
   // fingerprintd_incident_expected_workers series each open incident sets, by id.

@@ -71,6 +71,10 @@ bool IsSameFile(int fd, const FileIdentity& identity, uint64_t released) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return false;
   if (st.st_dev != identity.device || st.st_ino != identity.inode) return false;
+  return SameHead(fd, identity, released);
+}
+
+bool SameHead(int fd, const FileIdentity& identity, uint64_t released) {
   if (identity.head_bytes == 0) return true;
   std::string head;
   if (!ReadHead(fd, identity.head_bytes, &head)) return false;

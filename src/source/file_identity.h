@@ -42,6 +42,9 @@ StatusOr<FileIdentity> ReadIdentity(int fd);
 // above). `released` > 0: the file's head may have been released, so a head
 // of zeros matches too.
 bool IsSameFile(int fd, const FileIdentity& identity, uint64_t released = 0);
+// IsSameFile's head check alone, for a file `identity` was taken from while
+// it stayed open (its device and inode cannot change): one read, no fstat.
+bool SameHead(int fd, const FileIdentity& identity, uint64_t released = 0);
 
 // The FNV-1a 64 of `bytes` as a head is hashed.
 uint64_t HeadHash(std::string_view bytes);

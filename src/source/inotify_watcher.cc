@@ -4,6 +4,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstring>
 
 namespace fingerprintd::source {
@@ -60,6 +61,9 @@ bool InotifyWatcher::Drain(std::vector<Event>* out) {
         e.mask = ev->mask;
       }
     }
+    // Room left for another event: the queue was empty after this read, and
+    // an event queued since makes the descriptor readable again.
+    if (static_cast<size_t>(n) + sizeof(struct inotify_event) + NAME_MAX + 1 <= sizeof(buf)) break;
   }
   return complete;
 }

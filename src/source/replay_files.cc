@@ -16,6 +16,7 @@
 #include <set>
 
 #include "common/hash.h"
+#include "common/line_splitter.h"
 #include "common/re2_limits.h"
 #include "fingerprintd/source.h"
 #include "source/replay_reader.h"
@@ -118,12 +119,19 @@ Status ListDirectory(const std::string& dir, std::vector<std::string>* out) {
 Status ReadLines(const ReplaySource& source, size_t max_line_bytes, PipelineEvents& events,
                  const LineCallback& on_line, ReplayStats* stats, const ProgressCallback& on_chunk,
                  size_t chunk_bytes) {
-  return ReadPieces(
-      source, max_line_bytes, events, [](std::string_view) {}, on_line, stats,
+  LineSplitter splitter(max_line_bytes, events);
+  auto counted = [&](std::string_view line, uint64_t) {
+    on_line(line);
+    ++stats->lines;
+  };
+  Status s = ReadPieces(
+      source, [&](std::string_view bytes) { splitter.Append(bytes, counted); }, stats,
       [&](const ReplayStats& totals, const std::string& name) {
         if (on_chunk) on_chunk(totals, name);
       },
       chunk_bytes);
+  splitter.Finish(counted);
+  return s;
 }
 
 uint64_t ReplayInputBytes(const std::vector<ReplaySource>& plan) {

@@ -1,11 +1,11 @@
 // ReadPieces: the reading loop of replay, shared by ReadLines (source.h) and
-// Replay's buffer-first path. A template over its handlers, so each line goes
-// straight to the pipeline without a std::function call in between.
+// Replay, which hands each buffer to Pipeline::Feed whole.
 //
 // Reads a source's pieces in order with zlib's gz* API (gzip and plain files
-// alike); after every read, on_buffer(bytes) is called BEFORE the buffer's
-// lines are split off and handed to on_line, so a whole-buffer search can run
-// first (buffer-first matching); on_chunk(stats, name) after them.
+// alike) and calls on_buffer(bytes) after every read, then on_chunk(stats,
+// name). Buffers are the stream's bytes in order, pieces joined as they are
+// (a piece not ending in '\n' runs on into the next, as a rotated file's
+// last line does into its successor when tailed).
 //
 // Threading: runs on the calling thread, but for a gzip piece, which
 // InflateAhead decompresses on a thread of its own a few chunks ahead.
@@ -120,22 +120,13 @@ class InflateAhead {
   std::thread thread_;
 };
 
-template <typename OnBuffer, typename OnLine, typename OnChunk>
-Status ReadPieces(const ReplaySource& source, size_t max_line_bytes, PipelineEvents& events,
-                  OnBuffer&& on_buffer, OnLine&& on_line, ReplayStats* stats, OnChunk&& on_chunk,
-                  size_t chunk_bytes) {
-  LineSplitter splitter(max_line_bytes, events);
+template <typename OnBuffer, typename OnChunk>
+Status ReadPieces(const ReplaySource& source, OnBuffer&& on_buffer, ReplayStats* stats,
+                  OnChunk&& on_chunk, size_t chunk_bytes) {
   std::string buffer(chunk_bytes, '\0');
-  auto counted = [&](std::string_view line) {
-    on_line(line);
-    ++stats->lines;
-  };
   for (const std::string& piece : source.pieces) {
     gzFile in = piece == "-" ? gzdopen(dup(0), "rb") : gzopen(piece.c_str(), "rb");
-    if (in == nullptr) {
-      splitter.Finish(counted);
-      return NotFoundError(piece + ": cannot open: " + std::strerror(errno));
-    }
+    if (in == nullptr) return NotFoundError(piece + ": cannot open: " + std::strerror(errno));
     gzbuffer(in, 256 << 10);
     ++stats->files;
     // gzdirect: a plain file (zlib's transparent mode), read here; a gzip
@@ -163,17 +154,14 @@ Status ReadPieces(const ReplaySource& source, size_t max_line_bytes, PipelineEve
         int err = 0;
         std::string message = gzerror(in, &err);
         gzclose(in);
-        // Keep what was read: a truncated .gz still yields its lines.
-        splitter.Finish(counted);
+        // What was read is kept: a truncated .gz still yields its lines.
         return DataLossError(piece + ": read error after " + std::to_string(stats->bytes) +
                              " bytes: " + message);
       }
       if (n == 0) break;
       stats->bytes += static_cast<uint64_t>(n);
       if (offset > 0) stats->input_bytes = input_before + static_cast<uint64_t>(offset);
-      const std::string_view bytes(data, static_cast<size_t>(n));
-      on_buffer(bytes);
-      splitter.Append(bytes, counted);
+      on_buffer(std::string_view(data, static_cast<size_t>(n)));
       on_chunk(*stats, source.name);
     }
     // A gzip stream cut short (a piece copied while kubelet was still
@@ -184,12 +172,10 @@ Status ReadPieces(const ReplaySource& source, size_t max_line_bytes, PipelineEve
     gzerror(in, &err);
     const int closed = gzclose(in);
     if (err == Z_BUF_ERROR || closed == Z_BUF_ERROR) {
-      splitter.Finish(counted);
       return DataLossError(piece + ": truncated gzip stream: input ends before the gzip trailer (" +
                            std::to_string(stats->bytes) + " bytes read)");
     }
   }
-  splitter.Finish(counted);
   return OkStatus();
 }
 

@@ -119,7 +119,7 @@ void FrameDecoder::Append(std::string_view bytes, const OnLine& on_line) {
   if (framing_ == Framing::kJsonl) {
     AppendJsonl(bytes, on_line);
   } else {
-    splitter_.Append(bytes, [&](std::string_view line) { on_line(line, labels_); });
+    splitter_.Append(bytes, [&](std::string_view line, uint64_t) { on_line(line, labels_); });
   }
   mid_line_ = bytes.back() != '\n';
 }
@@ -129,7 +129,7 @@ void FrameDecoder::Finish(bool deliver_partial, const OnLine& on_line) {
     if (framing_ == Framing::kJsonl) {
       EndRecord(on_line);
     } else {
-      splitter_.Finish([&](std::string_view line) { on_line(line, labels_); });
+      splitter_.Finish([&](std::string_view line, uint64_t) { on_line(line, labels_); });
     }
   } else if (mid_line_) {
     events_.LineDropped(DropReason::kCutAtDisconnect);

@@ -11,7 +11,7 @@
 //
 // `lines`: every '\n'-terminated line is a log line (a trailing '\r' kept, the
 // parser handles it). Lines longer than max_line_bytes are cut there and
-// counted once as DropReason::kLineTooLong (source::LineSplitter).
+// counted once as DropReason::kLineTooLong (common/line_splitter.h).
 //
 // `jsonl`: every line is one JSON object. The log text is the first of
 // JsonFields::text present as a string (dotted paths into nested objects:
@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "common/json_object.h"
+#include "common/line_splitter.h"
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/source.h"
 

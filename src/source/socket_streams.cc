@@ -93,6 +93,7 @@ void SocketStreams::Feed(std::string_view text, const StreamLabels& labels, int6
   auto it = streams_.find(key_);
   Stream& stream = it != streams_.end() ? it->second : Open(key_, labels, now_us);
   pipeline_.Feed(stream.id, text, stream.offset);
+  pipeline_.EndLine(stream.id);  // a frame is a whole line
   stream.offset += text.size() + 1;
   stream.last_us = now_us;
 }

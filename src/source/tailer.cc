@@ -260,23 +260,6 @@ void Tailer::Poll(int64_t now_us) {
   for (auto& [path, stream] : streams_) ServiceStream(*stream, now_us);
 }
 
-void Tailer::Tick(int64_t now_us) {
-  // Nothing can be due before the oldest partial line started: most ticks
-  // of an idle daemon stop here instead of visiting every stream.
-  if (now_us - earliest_partial_us_ < options_.partial_line_timeout_us) return;
-  earliest_partial_us_ = INT64_MAX;
-  for (auto& [path, stream] : streams_) {
-    OpenFile* file = stream->current.get();
-    if (!file || !file->in_line || file->skipping) continue;
-    if (now_us - file->line_since_us >= options_.partial_line_timeout_us) {
-      ++stats_.partial_lines_flushed;
-      FlushPartial(*stream, *file);
-    } else {
-      earliest_partial_us_ = std::min(earliest_partial_us_, file->line_since_us);
-    }
-  }
-}
-
 void Tailer::HandleInotify(int64_t now_us) {
   if (watcher_ == nullptr) return;
   std::vector<InotifyWatcher::Event> events;
@@ -356,7 +339,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       // Written since the last check (a truncated file written back to the
       // same size changed its mtime): the head tells whether it is the same.
       if (!truncated && changed && file->identity.head_bytes > 0) {
-        truncated = !IsSameFile(file->fd, file->identity, file->released);
+        truncated = !SameHead(file->fd, file->identity, file->released);
       }
       // Empty when last seen, so no head to tell: filled and copytruncated
       // between two checks leaves a copy born since.
@@ -376,7 +359,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
             Unread(stream, "truncated_unread", size_before - file->read_offset,
                    "truncated before it was read, no copy beside it");
           }
-          FlushPartial(stream, *file);
+          EndLine(stream);
           file->base += file->read_offset;
           file->read_offset = 0;
           file->released = file->punched = 0;  // written anew from byte 0
@@ -395,7 +378,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
     }
     // Queued successor (checkpoint resume): switch once this one is read.
     if (!stream.queued.empty()) {
-      FlushPartial(stream, *file);
+      EndLine(stream);
       auto next = std::move(stream.queued.front());
       stream.queued.pop_front();
       SwitchTo(stream, std::move(next));
@@ -417,7 +400,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
         more_ = true;
         return;
       }
-      FlushPartial(stream, *file);
+      EndLine(stream);
       ++stats_.rotations;
       events_.FileRotated();
       next->base_known = false;
@@ -429,7 +412,7 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
     if (::fstat(file->fd, &st) == 0 && st.st_nlink == 0) {
       if (ReadOnDeleted(stream, *file, now_us)) break;
       ReadFile(stream, *file, now_us, &budget);
-      FlushPartial(stream, *file);
+      EndLine(stream);
       stream.end_offset = file->EndOffset();
       open_inodes_.erase({file->identity.device, file->identity.inode});
       stream.current.reset();
@@ -440,12 +423,6 @@ void Tailer::ServiceStream(Stream& stream, int64_t now_us) {
       return;
     }
     break;  // renamed away; the new file is not there yet
-  }
-  OpenFile* file = stream.current.get();
-  if (file && file->in_line && !file->skipping &&
-      now_us - file->line_since_us >= options_.partial_line_timeout_us) {
-    ++stats_.partial_lines_flushed;
-    FlushPartial(stream, *file);
   }
 }
 
@@ -473,65 +450,19 @@ bool Tailer::ReadFile(Stream& stream, OpenFile& file, int64_t now_us, size_t* bu
     uint64_t at = file.read_offset;
     file.read_offset += static_cast<uint64_t>(n);
     *budget -= static_cast<size_t>(n);
-    Deliver(stream, file, std::string_view(buffer_.data(), static_cast<size_t>(n)), at, now_us);
+    Deliver(stream, file, std::string_view(buffer_.data(), static_cast<size_t>(n)), at);
+    // A short read reached the end as it was: what is written after it
+    // wakes the watch again (or the next poll), without a read of 0 bytes.
+    if (static_cast<size_t>(n) < want) return true;
   }
 }
 
-void Tailer::Emit(Stream& stream, std::string_view line, uint64_t offset) {
-  ++stats_.lines;
-  stats_.bytes += line.size() + 1;
-  client_.OnLine(stream.path, line, offset);
+void Tailer::Deliver(Stream& stream, OpenFile& file, std::string_view bytes, uint64_t at) {
+  stats_.bytes += bytes.size();
+  client_.OnBytes(stream.path, bytes, file.base + at);
 }
 
-void Tailer::Deliver(Stream& stream, OpenFile& file, std::string_view bytes, uint64_t at,
-                     int64_t now_us) {
-  const size_t cap = options_.max_line_bytes;
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    size_t nl = bytes.find('\n', pos);
-    size_t stop = nl == std::string_view::npos ? bytes.size() : nl;
-    std::string_view piece = bytes.substr(pos, stop - pos);
-    if (!file.in_line) {
-      file.in_line = true;
-      file.line_start = at + pos;
-      file.line_since_us = now_us;
-    }
-    if (!file.skipping) {
-      if (file.partial.empty() && nl != std::string_view::npos && piece.size() <= cap) {
-        Emit(stream, piece, file.base + file.line_start);  // common case: no copy
-      } else {
-        size_t room = cap - file.partial.size();
-        file.partial.append(piece.substr(0, std::min(room, piece.size())));
-        if (piece.size() > room) {
-          // Over the cap: deliver the head now, drop the rest up to '\n'.
-          ++stats_.lines_truncated;
-          events_.LineDropped(DropReason::kLineTooLong);
-          Emit(stream, file.partial, file.base + file.line_start);
-          file.partial.clear();
-          file.skipping = true;
-        } else if (nl != std::string_view::npos) {
-          Emit(stream, file.partial, file.base + file.line_start);
-          file.partial.clear();
-        }
-      }
-    }
-    if (nl == std::string_view::npos) {
-      if (!file.skipping) earliest_partial_us_ = std::min(earliest_partial_us_, file.line_since_us);
-      break;
-    }
-    file.in_line = false;
-    file.skipping = false;
-    pos = nl + 1;
-  }
-}
-
-void Tailer::FlushPartial(Stream& stream, OpenFile& file) {
-  if (!file.in_line) return;
-  if (!file.skipping) Emit(stream, file.partial, file.base + file.line_start);
-  file.partial.clear();
-  file.in_line = false;
-  file.skipping = false;
-}
+void Tailer::EndLine(Stream& stream) { client_.OnLineEnd(stream.path); }
 
 std::vector<FilePiece> Tailer::PiecesFor(const std::string& stream, uint64_t offset) const {
   auto it = streams_.find(stream);
@@ -549,7 +480,7 @@ uint64_t Tailer::NextOffset(const std::string& stream) const {
   auto it = streams_.find(stream);
   if (it == streams_.end()) return 0;
   const Stream& s = *it->second;
-  return s.current ? s.current->ConsumedOffset() : s.end_offset;
+  return s.current ? s.current->EndOffset() : s.end_offset;
 }
 
 bool Tailer::ReadOnDeleted(Stream& stream, OpenFile& file, int64_t now_us) {

@@ -1,6 +1,6 @@
 // Tailer: follows the files matching a set of globs, through rotation,
-// truncation, deletion and restarts, and hands out their lines with the
-// offset of each line in the file's *stream*.
+// truncation, deletion and restarts, and hands out their bytes as read, with
+// their offset in the file's *stream* (for Pipeline::Feed, which makes lines).
 //
 //   Tailer tailer(options, events, client);
 //   tailer.Rescan(now_us);  // open what the globs match (start_at applies)
@@ -30,13 +30,13 @@
 //      least as long as what was read. The copy is read on from the same
 //      offset to its end, and the truncated file from byte 0 follows with
 //      base = old base + the copy's size. Without a copy (a plain
-//      truncation), the partial line is flushed and reading restarts at
+//      truncation), the line being read ends (OnLineEnd) and reading restarts at
 //      byte 0 with base += old offset: what was not read is lost, and what
 //      is provably lost (the size seen before, less what was read) goes to
 //      the client's OnUnread("truncated_unread").
 //   2. The path now names another file (rename+create, kubelet rotation
 //      `0.log -> 0.log.<ts>`, a symlink swapped to a new target): the old file
-//      was already read to its end; its partial line is flushed and the new
+//      was already read to its end; the line being read ends there and the new
 //      file is read from byte 0 with base = old base + old size;
 //      FileRotated() is counted. The old file may be gzipped or deleted later:
 //      it is no longer read.
@@ -45,7 +45,7 @@
 //      for writing (OpenForWriting(): a read lease; where leases cannot be
 //      taken, until nothing was written for deleted_grace_us), so what a
 //      worker writes into its deleted log is read. Then the file is read to
-//      its end, closed and its partial line flushed; the client's OnEnded()
+//      its end, closed and the line being read ends; the client's OnEnded()
 //      follows deleted_grace_us later if the path has not reappeared. A path
 //      that reappears (a delete and recreate) is a continuation of the
 //      stream, read from byte 0, so a traceback cut by it is still one.
@@ -105,16 +105,16 @@
 // piece began; a last piece deleted leaves nothing to measure); the stream
 // then goes on from the next one.
 //
-// Lines: split at '\n' (the '\n' is not part of the line; a '\r' before it
-// is kept for the parser to strip). A line longer than max_line_bytes is cut
-// at the cap (LineDropped(kLineTooLong)); the rest up to its '\n' is skipped. A
-// last line without its '\n' waits up to partial_line_timeout_us (wall time)
-// and is then delivered as it is; what follows up to the '\n' becomes a line of
-// its own. Bytes are passed as they are: NULs and invalid UTF-8 are the
-// parser's to count.
+// Bytes: handed out as read (OnBytes), in buffers of up to read_chunk_bytes,
+// cut anywhere: the client makes lines of them (Pipeline::Feed), joins a line
+// cut between two reads, caps it, and waits for a last line's '\n'. Where a
+// stream moves to another file (steps 1 to 3, a resumed piece read to its
+// end), the bytes handed out so far end a line (OnLineEnd): a line is never
+// joined across files. Bytes are passed as they are: NULs and invalid UTF-8
+// are the parser's to count.
 //
 // Threading: single-threaded (the daemon's io_context thread). Views passed to
-// OnLine are valid for the call only. `events` and `client` must outlive the
+// OnBytes are valid for the call only. `events` and `client` must outlive the
 // tailer.
 #pragma once
 
@@ -178,8 +178,11 @@ class TailerClient {
   // A stream is about to be read for the first time since start; return its
   // checkpoint to resume, or nullopt to apply start_at.
   virtual std::optional<StreamCheckpoint> OnOpen(const std::string& stream) = 0;
-  // One line of `stream` starting at stream offset `offset`.
-  virtual void OnLine(const std::string& stream, std::string_view line, uint64_t offset) = 0;
+  // Bytes of `stream` as read, starting at stream offset `offset`; the next
+  // call's bytes follow them, unless OnLineEnd() or a gap says otherwise.
+  virtual void OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) = 0;
+  // The bytes handed out so far end a line: the stream moves to another file.
+  virtual void OnLineEnd(const std::string& /*stream*/) {}
   // The stream's file was deleted (step 3); `read_on`: it is still written
   // and is read on. Once per deletion.
   virtual void OnDeleted(const std::string& /*stream*/, bool /*read_on*/) {}
@@ -210,8 +213,6 @@ struct TailerOptions {
   std::vector<std::string> exclude;
   int64_t ignore_older_us = 0;  // 0 = any age
   bool start_at_end = true;
-  size_t max_line_bytes = 1 << 20;
-  int64_t partial_line_timeout_us = 5'000'000;
   size_t max_files = 10'000;  // streams tracked at once; beyond: not opened, counted
   size_t read_chunk_bytes = 256 << 10;
   // Bytes read from one file per Poll/HandleInotify call; the rest waits for
@@ -232,10 +233,7 @@ struct TailerStats {
   uint64_t rotations = 0;
   uint64_t truncations = 0;
   uint64_t deletions = 0;
-  uint64_t lines = 0;
   uint64_t bytes = 0;
-  uint64_t lines_truncated = 0;
-  uint64_t partial_lines_flushed = 0;  // delivered without '\n' after the timeout
   uint64_t checkpoint_pieces_missing = 0;
   uint64_t files_over_cap = 0;
   uint64_t open_errors = 0;
@@ -266,15 +264,12 @@ class Tailer {
   // later ones read new files from their beginning) and reads them.
   void Rescan(int64_t now_us);
   // Reads every open file to its end (up to the per-call budget), runs the
-  // rotation/truncation/deletion checks, flushes timed-out partial lines.
+  // rotation/truncation/deletion checks.
   void Poll(int64_t now_us);
   // Reads the watcher's pending events and services only the streams and
   // directories they name (a directory change triggers a Rescan); an event
   // queue overflow falls back to Rescan + Poll.
   void HandleInotify(int64_t now_us);
-  // Flushes partial lines older than the timeout; no system calls (for the
-  // daemon's timer when inotify does the reading).
-  void Tick(int64_t now_us);
   // True when a file still had unread bytes at the end of the last call.
   bool HasMoreToRead() const { return more_; }
   // True while a deleted file is read on or a deleted stream waits to end:
@@ -284,7 +279,7 @@ class Tailer {
   // The pieces still needed to resume `stream` from stream offset `offset`
   // (a safe position), oldest first; empty when the stream is unknown.
   std::vector<FilePiece> PiecesFor(const std::string& stream, uint64_t offset) const;
-  // The stream offset after the last byte handed out as (part of) a line.
+  // The stream offset after the last byte handed out.
   uint64_t NextOffset(const std::string& stream) const;
 
   // Allows the release of the stream's bytes below stream offset `offset` (a
@@ -331,9 +326,8 @@ class Tailer {
   void ServiceStream(Stream& stream, int64_t now_us);
   // Reads `file` to its end or the budget; false when the budget ran out.
   bool ReadFile(Stream& stream, OpenFile& file, int64_t now_us, size_t* budget);
-  void Deliver(Stream& stream, OpenFile& file, std::string_view bytes, uint64_t at, int64_t now_us);
-  void Emit(Stream& stream, std::string_view line, uint64_t offset);
-  void FlushPartial(Stream& stream, OpenFile& file);
+  void Deliver(Stream& stream, OpenFile& file, std::string_view bytes, uint64_t at);
+  void EndLine(Stream& stream);
   void Resume(Stream& stream, const StreamCheckpoint& checkpoint);
   void SwitchTo(Stream& stream, std::unique_ptr<OpenFile> next);
   // Opens a regular file; null with last_open_error_ set (ENOENT, EACCES, ...).
@@ -385,9 +379,6 @@ class Tailer {
   std::map<std::string, bool> draining_;  // streams in step 3's grace
   int last_open_error_ = 0;
   std::string buffer_;
-  // No partial line started before this (wall time): a lower bound, so
-  // Tick() can skip its pass over the streams until one may be due.
-  int64_t earliest_partial_us_ = INT64_MAX;
   bool scanned_ = false;
   bool more_ = false;
   TailerStats stats_;

@@ -56,23 +56,16 @@ struct Tailer::OpenFile {
   bool release_refused = false;  // Release() failed for good; reported once
   uint64_t last_size = 0;        // size at the last check
   int64_t last_mtime_ns = 0;     // modification time at the last check
-  // The line being assembled: bytes since its start, up to the cap.
-  std::string partial;
-  uint64_t line_start = 0;  // file offset of its first byte
-  bool in_line = false;     // a line has started and has not ended
-  bool skipping = false;    // its head was delivered at the cap; drop to '\n'
-  int64_t line_since_us = 0;
-  int64_t grew_at_us = 0;    // when a read last returned bytes (step 3 without leases)
-  bool deleted = false;      // step 3: unlinked
-  bool read_on = false;      // step 3: kept open because it was still written
-  bool read_failed = false;  // the last read failed (reported once)
+  int64_t grew_at_us = 0;        // when a read last returned bytes (step 3 without leases)
+  bool deleted = false;          // step 3: unlinked
+  bool read_on = false;          // step 3: kept open because it was still written
+  bool read_failed = false;      // the last read failed (reported once)
 
   ~OpenFile() {
     if (fd >= 0) ::close(fd);
     if (write_fd >= 0) ::close(write_fd);
   }
-  // Stream offset where the next line starts.
-  uint64_t ConsumedOffset() const { return base + (in_line ? line_start : read_offset); }
+  // Stream offset after the last byte handed out.
   uint64_t EndOffset() const { return base + read_offset; }
 };
 

@@ -110,20 +110,13 @@ bool Tailer::ReadRestFromCopy(Stream& stream, std::unique_ptr<OpenFile> copy) {
   OpenFile& truncated = *stream.current;
   if (!copy) copy = FindByHead(stream.path, truncated.identity, truncated.read_offset);
   if (!copy) return false;
-  // The copy takes the truncated file's place at the same stream offsets,
-  // with the line being assembled; it is read to the size it had when found.
+  // The copy takes the truncated file's place at the same stream offsets
+  // (the line being read runs on in it); it is read to the size it had when
+  // found.
   copy->base = truncated.base;
   copy->read_offset = truncated.read_offset;
   copy->end_limit = copy->last_size;
-  copy->partial = std::move(truncated.partial);
-  copy->line_start = truncated.line_start;
-  copy->in_line = truncated.in_line;
-  copy->skipping = truncated.skipping;
-  copy->line_since_us = truncated.line_since_us;
   // The truncated file follows it from byte 0, where the copy ends.
-  truncated.partial.clear();
-  truncated.in_line = false;
-  truncated.skipping = false;
   truncated.read_offset = 0;
   truncated.released = truncated.punched = 0;  // written anew from byte 0
   truncated.base_known = false;

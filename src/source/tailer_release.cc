@@ -19,7 +19,7 @@ uint64_t Tailer::AllowRelease(const std::string& name, uint64_t offset) {
   if (it == streams_.end() || !it->second->current || !it->second->queued.empty()) return 0;
   Stream& stream = *it->second;
   OpenFile& file = *stream.current;
-  const uint64_t limit = std::min(offset, file.ConsumedOffset());
+  const uint64_t limit = std::min(offset, file.EndOffset());
   if (limit > file.base && limit - file.base > file.released) {
     file.released = limit - file.base;
     Remember(stream, file);

@@ -14,6 +14,7 @@
 #include "fingerprintd/pipeline.h"
 #include "testing/bounds_fixtures.h"
 #include "testing/counting_events.h"
+#include "testing/pipeline_lines.h"
 
 namespace fingerprintd {
 namespace {
@@ -61,7 +62,9 @@ struct CriPod {
     spec.parser.envelope = parse::Envelope::kCri;
     id = pipeline.AddSource(spec);
   }
-  void Feed(const std::string& line) { pipeline.Feed(id, line, pipeline.NextPosition(id).offset); }
+  void Feed(const std::string& line) {
+    testing::FeedLine(pipeline, id, line, pipeline.NextPosition(id).offset);
+  }
 
   correlate::LatestIncidents sink;
   Pipeline pipeline;
@@ -144,7 +147,7 @@ TEST(PartialRecordBoundsTest, ARestartAtTheSafePositionAfterAnyLineGivesTheUncut
     ASSERT_LE(from.line, cut);
     ASSERT_EQ(from.offset, offsets[from.line]) << "cut " << cut;
     for (size_t k = from.line; k < lines.size(); ++k)
-      after.pipeline.Feed(after.id, lines[k], offsets[k]);
+      testing::FeedLine(after.pipeline, after.id, lines[k], offsets[k]);
     after.pipeline.Finish();
     EXPECT_EQ(Jsonl(after.sink.Sorted()), expected) << "cut " << cut;
   }

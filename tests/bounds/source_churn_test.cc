@@ -12,6 +12,7 @@
 #include "fingerprintd/pipeline.h"
 #include "testing/bounds_fixtures.h"
 #include "testing/counting_events.h"
+#include "testing/pipeline_lines.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd {
@@ -69,7 +70,7 @@ Churned Churn(int pods) {
     spec.parser.current_year = 2026;
     const Pipeline::SourceId id = pipeline.AddSource(spec);
     for (const std::string& line : PodLines(i)) {
-      pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+      testing::FeedLine(pipeline, id, line, pipeline.NextPosition(id).offset);
     }
     pipeline.EndSource(id);
     wall += kMinute;
@@ -122,7 +123,7 @@ TEST(SourceChurnBoundsTest, AStreamNameUsedAgainAfterItWasForgottenStartsAFreshS
     const Pipeline::SourceId id = pipeline.AddSource(spec);
     EXPECT_EQ(pipeline.NextPosition(id).offset, 0u) << "restart " << restart;
     for (const std::string& line : PodLines(10 * restart)) {
-      pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+      testing::FeedLine(pipeline, id, line, pipeline.NextPosition(id).offset);
     }
     pipeline.EndSource(id);
     wall += 10 * kMinute;
@@ -147,7 +148,8 @@ TEST(SourceChurnBoundsTest,
   int64_t wall = 1'800'000'000'000'000;
   Pipeline first(testing::EmbeddedRules(), Pipeline::Options(), events, before);
   const Pipeline::SourceId id = first.AddSource(spec);
-  for (const std::string& line : PodLines(0)) first.Feed(id, line, first.NextPosition(id).offset);
+  for (const std::string& line : PodLines(0))
+    testing::FeedLine(first, id, line, first.NextPosition(id).offset);
   first.EndSource(id);
   first.Advance(wall);
   ASSERT_EQ(first.source_count(), 0u);
@@ -177,7 +179,7 @@ TEST(SourceChurnBoundsTest, ADeletedFileForgottenThroughForgetSourceFreesItsDepl
     spec.deployment = "inference/qwen3-" + std::to_string(i);
     spec.parser.current_year = 2026;
     const Pipeline::SourceId id = pipeline.AddSource(spec);
-    pipeline.Feed(id, PodLines(i).front(), 0);
+    testing::FeedLine(pipeline, id, PodLines(i).front(), 0);
     pipeline.ForgetSource(id);
     wall += kMinute;
     pipeline.Advance(wall);

@@ -12,6 +12,7 @@
 #include "testing/collecting_sink.h"
 #include "testing/counting_events.h"
 #include "testing/incident_builder.h"
+#include "testing/pipeline_lines.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd {
@@ -110,7 +111,8 @@ std::vector<std::string> WorkerTraceback(int pid, int second) {
 }
 
 void FeedLines(Pipeline& pipeline, Pipeline::SourceId id, const std::vector<std::string>& lines) {
-  for (const std::string& line : lines) pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+  for (const std::string& line : lines)
+    testing::FeedLine(pipeline, id, line, pipeline.NextPosition(id).offset);
 }
 
 // Source a.log repeats a traceback `repeats` times while b.log, of the same
@@ -127,7 +129,7 @@ size_t HeldEventsState(int repeats, CountingEvents* events) {
   a.deployment = b.deployment = "d";
   a.parser.current_year = b.parser.current_year = 2026;
   const Pipeline::SourceId ida = pipeline.AddSource(a), idb = pipeline.AddSource(b);
-  pipeline.Feed(idb, "INFO 03-04 09:59:00 [core.py:61] starting", 0);
+  testing::FeedLine(pipeline, idb, "INFO 03-04 09:59:00 [core.py:61] starting", 0);
   for (int i = 0; i < repeats; ++i) {
     FeedLines(pipeline, ida, WorkerTraceback(8, i % 60));  // one incident: within its window
     pipeline.Advance(0);
@@ -160,10 +162,10 @@ size_t ProcessStreamsState(int processes, CountingEvents* events) {
   spec.parser.current_year = 2026;
   const Pipeline::SourceId id = pipeline.AddSource(spec);
   for (int i = 0; i < processes; ++i) {
-    pipeline.Feed(id,
-                  "(Worker_TP0 pid=" + std::to_string(100000 + i) +
-                      ") INFO 03-04 10:00:00 [gpu_model_runner.py:2602] Starting to load model",
-                  pipeline.NextPosition(id).offset);
+    testing::FeedLine(pipeline, id,
+                      "(Worker_TP0 pid=" + std::to_string(100000 + i) +
+                          ") INFO 03-04 10:00:00 [gpu_model_runner.py:2602] Starting to load model",
+                      pipeline.NextPosition(id).offset);
   }
   pipeline.Advance(0);
   return pipeline.SaveState().size();

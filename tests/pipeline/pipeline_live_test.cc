@@ -8,6 +8,7 @@
 
 #include "fingerprintd/pipeline.h"
 #include "testing/fixture_streams.h"
+#include "testing/pipeline_lines.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd {
@@ -53,7 +54,7 @@ class TwoFiles {
   void Feed(const PerWorker& log, size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
       const Pipeline::SourceId id = ids_[log.file[i]];
-      pipeline_.Feed(id, log.lines[i], pipeline_.NextPosition(id).offset);
+      testing::FeedLine(pipeline_, id, log.lines[i], pipeline_.NextPosition(id).offset);
     }
   }
   // The 2/2 incident, once written.

@@ -14,6 +14,7 @@
 #include "fingerprintd/pipeline.h"
 #include "testing/bounds_fixtures.h"
 #include "testing/fixture_streams.h"
+#include "testing/pipeline_lines.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd {
@@ -47,7 +48,7 @@ std::string RunSchedule(const std::vector<SourceLines>& sources, Schedule schedu
   std::mt19937 rng(seed);
   auto feed = [&](size_t i) {
     const std::string& line = sources[i].lines[next[i]++];
-    pipeline.Feed(ids[i], line, pipeline.NextPosition(ids[i]).offset);
+    testing::FeedLine(pipeline, ids[i], line, pipeline.NextPosition(ids[i]).offset);
     if (next[i] == sources[i].lines.size()) pipeline.EndSource(ids[i]);
     if (rng() % 7 == 0) pipeline.Advance(0);
   };
@@ -157,7 +158,7 @@ TEST(PipelineBoundsTest, CrashLoopWithNewPidsEveryRestartIsOneIncidentWithAnOccu
   spec.parser.max_workers = 64;  // ~6 processes per start-up: the table fills after ~10
   const auto id = pipeline.AddSource(spec);
   for (const std::string& line : CrashLoop(kRestarts)) {
-    pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+    testing::FeedLine(pipeline, id, line, pipeline.NextPosition(id).offset);
   }
   pipeline.Finish();
   const auto incidents = sink.Sorted();
@@ -183,7 +184,7 @@ void FeedRepeatedTraceback(Pipeline& pipeline, Pipeline::SourceId id, int repeat
       "(Worker_TP0 pid=8) ERROR 03-04 10:15:19 [multiproc_executor.py:743] ");
   for (int i = 0; i < repeats; ++i) {
     for (const std::string& line : lines) {
-      pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+      testing::FeedLine(pipeline, id, line, pipeline.NextPosition(id).offset);
     }
   }
 }

@@ -11,6 +11,7 @@
 #include "fingerprintd/pipeline.h"
 #include "testing/counting_events.h"
 #include "testing/fixture_streams.h"
+#include "testing/pipeline_lines.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd {
@@ -70,7 +71,7 @@ class Session {
     }
   }
   void Feed(const std::vector<Stream>& streams, size_t s, size_t line) {
-    pipeline_.Feed(ids_[s], streams[s].lines[line], streams[s].offsets[line]);
+    testing::FeedLine(pipeline_, ids_[s], streams[s].lines[line], streams[s].offsets[line]);
   }
   Pipeline& pipeline() { return pipeline_; }
   Pipeline::SourceId id(size_t s) const { return ids_[s]; }
@@ -236,7 +237,7 @@ TEST(RestoredSpecTest, ASourceTheCallerDidNotAddGetsItsParserOptionsFromTheCalle
   const Pipeline::SourceId id = after.AddSource(again);  // the restored one's id
   ASSERT_EQ(after.NextPosition(id).line, 66u);
   for (size_t line = 66; line < lines; ++line) {
-    after.Feed(id, streams[0].lines[line], streams[0].offsets[line]);
+    testing::FeedLine(after, id, streams[0].lines[line], streams[0].offsets[line]);
   }
   after.Finish();
   EXPECT_EQ(Jsonl(sink.Sorted()), expected);
@@ -337,7 +338,8 @@ TEST(InvalidUtf8NameTest, ASourceNamedWithByteFFSavesRestoresAndIsReportedEscape
   correlate::LatestIncidents before_sink;
   Pipeline before(testing::EmbeddedRules(), Pipeline::Options(), events, before_sink);
   Pipeline::SourceId id = before.AddSource(make_spec());
-  for (size_t line = 0; line < 66; ++line) before.Feed(id, lines[line], streams[0].offsets[line]);
+  for (size_t line = 0; line < 66; ++line)
+    testing::FeedLine(before, id, lines[line], streams[0].offsets[line]);
   before.Advance(0);
   std::string state;
   ASSERT_NO_THROW(state = before.SaveState());
@@ -348,7 +350,7 @@ TEST(InvalidUtf8NameTest, ASourceNamedWithByteFFSavesRestoresAndIsReportedEscape
   ASSERT_TRUE(after.RestoreState(state).ok());
   EXPECT_EQ(after.source_count(), 1u) << "restored onto the source added with the same bytes";
   for (size_t line = after.NextPosition(id).line; line < lines.size(); ++line) {
-    after.Feed(id, lines[line], streams[0].offsets[line]);
+    testing::FeedLine(after, id, lines[line], streams[0].offsets[line]);
   }
   after.Finish();
   std::vector<correlate::Incident> incidents = sink.Sorted();
@@ -382,8 +384,8 @@ TEST(FailedRestoreTest, ARestoreThatFailsHalfwayChangesNoSource) {
   Pipeline before(testing::EmbeddedRules(), Pipeline::Options(), events, sink);
   const Pipeline::SourceId a = add(before, "a.log"), b = add(before, "b.log");
   for (size_t line = 0; line < 66; ++line) {
-    before.Feed(a, streams[0].lines[line], streams[0].offsets[line]);
-    before.Feed(b, streams[0].lines[line], streams[0].offsets[line]);
+    testing::FeedLine(before, a, streams[0].lines[line], streams[0].offsets[line]);
+    testing::FeedLine(before, b, streams[0].lines[line], streams[0].offsets[line]);
   }
   before.Advance(0);
   std::string state = before.SaveState();

@@ -19,6 +19,7 @@
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/rules.h"
 #include "testing/counting_events.h"
+#include "testing/pipeline_lines.h"
 #include "testing/replay_harness.h"
 
 namespace fingerprintd::rules {
@@ -106,7 +107,7 @@ TEST(AtomSetTest, EachFallbackIsReportedOnceByThePipelineAsAnEviction) {
   spec.parser.current_year = 2026;
   const Pipeline::SourceId id = pipeline.AddSource(spec);
   auto feed = [&](const std::string& line) {
-    pipeline.Feed(id, line, pipeline.NextPosition(id).offset);
+    testing::FeedLine(pipeline, id, line, pipeline.NextPosition(id).offset);
   };
   feed("INFO 11-30 12:00:00 [api_server.py:1] started");  // first tick: earlier fallbacks
   const uint64_t reported_before = events.Evictions(Evicted::kPrefilterFallback);

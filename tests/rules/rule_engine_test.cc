@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "fingerprintd/rules.h"
+#include "rules/engine_fast_path.h"
 #include "testing/counting_events.h"
 
 namespace fingerprintd::rules {
@@ -367,17 +368,19 @@ TEST_F(RuleEngineTest, PastedExceptionOfAnotherTypeIsNotThisRule) {
 }
 
 TEST_F(RuleEngineTest, AStreamIsQuietOnlyOnceSeenWithNothingWaiting) {
-  EXPECT_FALSE(engine_.SkipQuietRecord(worker_));  // never seen: its first record reports it
+  EXPECT_FALSE(RuleEngine::FastPath::SkipQuietRecord(
+      engine_, worker_));  // never seen: its first record reports it
   Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  EXPECT_TRUE(engine_.SkipQuietRecord(worker_));
+  EXPECT_TRUE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
   Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
-  EXPECT_FALSE(engine_.SkipQuietRecord(worker_));  // a symptom waits for its traceback
+  EXPECT_FALSE(RuleEngine::FastPath::SkipQuietRecord(
+      engine_, worker_));  // a symptom waits for its traceback
   Traceback(kWeightPrep, kSymptom, kT0);
-  EXPECT_TRUE(engine_.SkipQuietRecord(worker_));
+  EXPECT_TRUE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
   worker_.rank = 3;  // learnt by the parser: the next record reports the rank
-  EXPECT_FALSE(engine_.SkipQuietRecord(worker_));
+  EXPECT_FALSE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
   Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  EXPECT_TRUE(engine_.SkipQuietRecord(worker_));
+  EXPECT_TRUE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
 }
 
 TEST_F(RuleEngineTest, ExpiredStagesAreForgottenAndNoLongerNeeded) {

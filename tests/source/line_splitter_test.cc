@@ -1,9 +1,10 @@
 // LineSplitter: lines split across reads are joined, over-long lines are cut
 // at the cap and counted, and an unterminated last line is not lost.
+#include "common/line_splitter.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "fingerprintd/source.h"
 #include "testing/counting_events.h"
 
 namespace fingerprintd::source {
@@ -17,7 +18,7 @@ std::vector<std::string> Split(const std::vector<std::string>& chunks, size_t ca
                                CountingEvents* events) {
   std::vector<std::string> lines;
   LineSplitter splitter(cap, *events);
-  auto on_line = [&](std::string_view l) { lines.emplace_back(l); };
+  auto on_line = [&](std::string_view l, uint64_t) { lines.emplace_back(l); };
   for (const auto& c : chunks) splitter.Append(c, on_line);
   splitter.Finish(on_line);
   return lines;
@@ -61,6 +62,40 @@ TEST(LineSplitterTest, OverLongLineInsideOneChunkIsTruncated) {
   auto lines = Split({std::string(50, 'y') + "\nz\n"}, 10, &events);
   EXPECT_THAT(lines, ElementsAre(std::string(10, 'y'), "z"));
   EXPECT_EQ(events.Dropped(DropReason::kLineTooLong), 1);
+}
+
+// Each line's stream offset: where its first byte was, counting from the
+// offset given to Restart, through joins, cuts and empty lines.
+TEST(LineSplitterTest, EachLineCarriesTheStreamOffsetOfItsFirstByte) {
+  CountingEvents events;
+  LineSplitter splitter(4, events);
+  std::vector<std::pair<std::string, uint64_t>> lines;
+  auto on_line = [&](std::string_view l, uint64_t at) { lines.emplace_back(l, at); };
+  splitter.Restart(100);
+  splitter.Append("ab\n\ncd", on_line);
+  EXPECT_TRUE(splitter.mid_line());
+  EXPECT_EQ(splitter.line_start(), 104u);
+  splitter.Append("efgh\nx", on_line);  // "cdefgh" is cut at 4 bytes
+  splitter.Finish(on_line);
+  EXPECT_THAT(lines, ElementsAre(std::pair<std::string, uint64_t>{"ab", 100},
+                                 std::pair<std::string, uint64_t>{"", 103},
+                                 std::pair<std::string, uint64_t>{"cdef", 104},
+                                 std::pair<std::string, uint64_t>{"x", 111}));
+  EXPECT_EQ(splitter.end(), 112u);
+  EXPECT_EQ(events.Dropped(DropReason::kLineTooLong), 1u);
+}
+
+// A client killed mid-line: Drop forgets the unfinished line.
+TEST(LineSplitterTest, DropForgetsTheUnfinishedLine) {
+  CountingEvents events;
+  LineSplitter splitter(100, events);
+  std::vector<std::string> lines;
+  auto on_line = [&](std::string_view l, uint64_t) { lines.emplace_back(l); };
+  splitter.Append("done\ncut mid-", on_line);
+  EXPECT_TRUE(splitter.Drop());
+  EXPECT_FALSE(splitter.Drop());
+  splitter.Finish(on_line);
+  EXPECT_THAT(lines, ElementsAre("done"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/line_splitter.h"
 #include "fingerprintd/pipeline_events.h"
 
 namespace fingerprintd::source {
@@ -35,10 +36,16 @@ Read ReadAll(const std::vector<std::string>& pieces, size_t chunk_bytes) {
   source.pieces = pieces;
   NullPipelineEvents events;
   Read out;
+  LineSplitter splitter(1 << 20, events);  // the lines, as Pipeline::Feed makes them
+  auto on_line = [&](std::string_view line, uint64_t) { out.lines.emplace_back(line); };
   out.status = ReadPieces(
-      source, 1 << 20, events, [&](std::string_view buffer) { out.buffers.append(buffer); },
-      [&](std::string_view line) { out.lines.emplace_back(line); }, &out.stats,
-      [&](const ReplayStats&, const std::string&) { ++out.chunks; }, chunk_bytes);
+      source,
+      [&](std::string_view buffer) {
+        out.buffers.append(buffer);
+        splitter.Append(buffer, on_line);
+      },
+      &out.stats, [&](const ReplayStats&, const std::string&) { ++out.chunks; }, chunk_bytes);
+  splitter.Finish(on_line);
   return out;
 }
 
@@ -100,7 +107,6 @@ TEST_F(ReplayReaderTest, AGzipPieceGivesTheBuffersLinesAndCountsOfItsPlainFile) 
     EXPECT_EQ(a.lines, b.lines);
     EXPECT_EQ(a.lines.size(), 2001u);
     EXPECT_EQ(a.stats.bytes, b.stats.bytes);
-    EXPECT_EQ(a.stats.lines, b.stats.lines);
     EXPECT_EQ(a.chunks, b.chunks);
   }
 }

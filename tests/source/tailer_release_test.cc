@@ -19,6 +19,7 @@
 
 #include "source/tailer.h"
 #include "testing/counting_events.h"
+#include "testing/tailer_lines.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -28,9 +29,17 @@ namespace fs = std::filesystem;
 class LinesClient final : public TailerClient {
  public:
   std::optional<StreamCheckpoint> OnOpen(const std::string&) override { return checkpoint; }
-  void OnLine(const std::string&, std::string_view line, uint64_t offset) override {
-    lines.emplace_back(std::string(line), offset);
+  void OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) override {
+    split.Bytes(stream, bytes, offset, [&](const std::string&, std::string_view line, uint64_t at) {
+      lines.emplace_back(std::string(line), at);
+    });
   }
+  void OnLineEnd(const std::string& stream) override {
+    split.End(stream, [&](const std::string&, std::string_view line, uint64_t at) {
+      lines.emplace_back(std::string(line), at);
+    });
+  }
+  testing::TailerLines split;
   void OnEnded(const std::string&) override {}
 
   std::optional<StreamCheckpoint> checkpoint;

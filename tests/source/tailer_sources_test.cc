@@ -19,6 +19,7 @@
 #include "source/tailer.h"
 #include "testing/counting_events.h"
 #include "testing/privileges.h"
+#include "testing/tailer_lines.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -34,10 +35,19 @@ class Client final : public TailerClient {
     if (it == checkpoints.end()) return std::nullopt;
     return it->second;
   }
-  void OnLine(const std::string&, std::string_view line, uint64_t offset) override {
-    texts.emplace_back(line);
-    offsets.push_back(offset);
+  void OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) override {
+    split.Bytes(stream, bytes, offset, [&](const std::string&, std::string_view line, uint64_t at) {
+      texts.emplace_back(line);
+      offsets.push_back(at);
+    });
   }
+  void OnLineEnd(const std::string& stream) override {
+    split.End(stream, [&](const std::string&, std::string_view line, uint64_t at) {
+      texts.emplace_back(line);
+      offsets.push_back(at);
+    });
+  }
+  testing::TailerLines split;
   void OnEnded(const std::string& stream) override { ended.push_back(stream); }
   void OnStart(const std::string& stream, StartFrom from, uint64_t) override {
     starts[stream] = from;

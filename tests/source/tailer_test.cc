@@ -23,6 +23,7 @@
 #include "source/glob.h"
 #include "source/inotify_watcher.h"
 #include "testing/counting_events.h"
+#include "testing/tailer_lines.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -45,8 +46,16 @@ class RecordingClient final : public TailerClient {
     if (it == checkpoints.end()) return std::nullopt;
     return it->second;
   }
-  void OnLine(const std::string& stream, std::string_view line, uint64_t offset) override {
-    lines.push_back({stream, std::string(line), offset});
+  void OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) override {
+    split.Bytes(stream, bytes, offset,
+                [&](const std::string& s, std::string_view line, uint64_t at) {
+                  lines.push_back({s, std::string(line), at});
+                });
+  }
+  void OnLineEnd(const std::string& stream) override {
+    split.End(stream, [&](const std::string& s, std::string_view line, uint64_t at) {
+      lines.push_back({s, std::string(line), at});
+    });
   }
   void OnEnded(const std::string& stream) override { ended.push_back(stream); }
 
@@ -66,6 +75,7 @@ class RecordingClient final : public TailerClient {
   std::function<void(const std::string&)> on_open;  // runs once, inside the next OnOpen()
   std::vector<ReadLine> lines;
   std::vector<std::string> ended;
+  testing::TailerLines split;  // the bytes handed out, as lines
 };
 
 class TailerTest : public ::testing::Test {
@@ -281,26 +291,25 @@ TEST_F(TailerTest, ASwappedSymlinkIsFollowedToItsNewTarget) {
   EXPECT_EQ(events_.rotations, 1u);
 }
 
-TEST_F(TailerTest, APartialLastLineWaitsForItsNewlineUpToTheTimeout) {
-  options_.partial_line_timeout_us = 5'000'000;
+// The tailer hands out bytes as read: a line cut between two reads is joined
+// by whoever splits them (Pipeline::Feed; here testing::TailerLines), and a
+// checkpoint's `read` offset counts what was handed out (the pipeline's safe
+// position keeps the line's start: tests/pipeline/pipeline_live_test.cc).
+TEST_F(TailerTest, ALineCutBetweenTwoReadsIsJoinedByWhoeverSplitsTheBytes) {
   Append("0.log", "whole\npart");
   auto tailer = MakeTailer("0.log");
   tailer->Rescan(now_);
   EXPECT_THAT(client_.Texts(), ElementsAre("whole"));
-  EXPECT_EQ(tailer->NextOffset(Path("0.log")), 6u);  // a checkpoint re-reads the partial
+  EXPECT_EQ(tailer->NextOffset(Path("0.log")), 10u);
   Append("0.log", "ial\n");
   tailer->Poll(now_ + 1'000'000);
   EXPECT_THAT(client_.Texts(), ElementsAre("whole", "partial"));
-  Append("0.log", "never ends");
-  tailer->Poll(now_ + 2'000'000);
-  EXPECT_EQ(client_.lines.size(), 2u);
-  tailer->Tick(now_ + 7'000'000);
-  EXPECT_THAT(client_.Texts(), ElementsAre("whole", "partial", "never ends"));
-  EXPECT_EQ(tailer->stats().partial_lines_flushed, 1u);
+  EXPECT_EQ(client_.lines[1].offset, 6u);
+  EXPECT_EQ(events_.Dropped(DropReason::kLineTooLong), 0u);
 }
 
 TEST_F(TailerTest, AFiveMegabyteLineIsCutAtTheCapAndCounted) {
-  options_.max_line_bytes = 1 << 20;
+  client_.split.events = &events_;  // the pipeline's splitter, cap 1 MiB
   options_.read_chunk_bytes = 64 << 10;
   Append("0.log", "before\n" + std::string(5 << 20, 'x') + "\nafter\n");
   auto tailer = MakeTailer("0.log");
@@ -676,7 +685,6 @@ TEST_P(TailerModelTest, EveryLineWrittenIsReadOnceInOrder) {
   SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with this seed to reproduce)");
   std::mt19937 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
-  options_.partial_line_timeout_us = INT64_MAX / 4;
   options_.read_chunk_bytes = 7 + pick(64);  // small chunks: lines split across reads
   std::vector<std::string> expected;
   std::vector<std::string> read;

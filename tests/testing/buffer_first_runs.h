@@ -91,23 +91,18 @@ struct PipelineRun {
   uint64_t skipped = 0;
 };
 
-// `text` through one Pipeline as replay feeds it, the whole text one read
-// buffer: searched for the atoms and quiet-line triggers (buffer-first) or not.
+// `text` through one Pipeline as replay feeds it, the whole text one
+// buffer: searched for the atoms and quiet-line triggers (the fast path,
+// Pipeline::Options::buffer_first) or not.
 inline PipelineRun RunPipeline(const std::string& text, bool buffer_first, size_t max_workers,
                                size_t max_line_bytes,
                                int64_t mtime_us = 1'772'700'000'000'000 /* 2026-03-05 */) {
   std::shared_ptr<const rules::RuleSet> rule_set = EmbeddedRules();
-  std::shared_ptr<const rules::BufferMatcher> matcher =
-      rules::BufferMatcher::ForAtoms(parse::WithQuietLineTriggers(rule_set->Atoms()));
-  rules::BufferMatcher::Scratch scratch(*matcher);
-  parse::AtomHints hints;
-  hints.set_covers_quiet_triggers(true);
-  hints.Reset(text, rule_set.get());
-  EXPECT_TRUE(matcher->Search(text, hints.mutable_ends(), &scratch, hints.mutable_non_plain()));
-  hints.Seal();
   ChangeLog sink;
   PipelineRun run;
-  Pipeline pipeline(rule_set, Pipeline::Options(), run.events, sink);
+  Pipeline::Options options;
+  options.buffer_first = buffer_first;
+  Pipeline pipeline(rule_set, options, run.events, sink);
   SourceSpec spec;
   spec.name = "quiet.log";
   spec.deployment = "quiet";
@@ -115,18 +110,8 @@ inline PipelineRun RunPipeline(const std::string& text, bool buffer_first, size_
   spec.parser.mtime_us = mtime_us;  // headers' year from the mtime
   spec.parser.max_workers = max_workers;
   spec.parser.max_line_bytes = max_line_bytes;
-  if (buffer_first) spec.parser.atom_hints = &hints;
   const Pipeline::SourceId id = pipeline.AddSource(spec);
-  uint64_t offset = 0;
-  size_t lines = 0;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    pipeline.Feed(id, std::string_view(text).substr(start, end - start), offset);
-    offset += end - start + 1;
-    start = end + 1;
-    if (++lines % 500 == 0) pipeline.Advance(0);
-  }
+  pipeline.Feed(id, text, 0);
   pipeline.Finish();
   run.skipped = pipeline.quiet_lines_skipped();
   run.changes = sink.text;

@@ -17,8 +17,8 @@
 #include <map>
 
 #include "build_info.h"
-#include "clock.h"
 #include "commands.h"
+#include "common/wall_clock.h"
 #include "config/config.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/parse.h"
@@ -39,8 +39,8 @@ constexpr int kExitOk = 0;
 constexpr int kExitFound = 1;
 constexpr int kExitError = 2;  // bad arguments or rules, unreadable input, failed output
 
-using fingerprintd::daemon::CurrentYear;
-using fingerprintd::daemon::WallNowMicros;
+using fingerprintd::CurrentYear;
+using fingerprintd::WallNowMicros;
 
 // Flushes stdout and says whether everything written reached it: a full disk
 // or a closed pipe must not look like success.

@@ -46,18 +46,16 @@
 #include <utility>
 
 #include "audit.h"
-#include "clock.h"
 #include "common/secret_file.h"
+#include "common/wall_clock.h"
 #include "config/config.h"
 #include "daemon.h"
 #include "fanout_sink.h"
-#include "file_source.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/rules.h"
 #include "http/api.h"
 #include "http/http_server.h"
-#include "live_source.h"
 #include "redacting_log_sink.h"
 #include "sd_notify.h"
 #include "sink/alertmanager.h"
@@ -65,11 +63,21 @@
 #include "sink/jsonl_sink.h"
 #include "sink/metrics.h"
 #include "sink/redaction.h"
-#include "socket_source.h"
 #include "source/checkpoint_store.h"
+#include "source/file_source.h"
+#include "source/live_source.h"
+#include "source/socket_source.h"
 #include "source/tailer.h"
 
 namespace fingerprintd::daemon {
+
+using source::FileSource;
+using source::LiveSource;
+using source::MakeSocketSource;
+using source::RestoredSources;
+using source::SocketParserOptions;
+using source::SocketSourceContext;
+using source::SocketSourceName;
 
 namespace {
 

@@ -10,11 +10,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/host_port.h"
 #include "common/http_url.h"
 #include "common/re2_limits.h"
 #include "common/yaml_strict.h"
 #include "fingerprintd/source.h"
-#include "http/http_server.h"
 #include "sink/alertmanager.h"
 #include "source/socket_framing.h"
 
@@ -57,7 +57,7 @@ Status CheckListenAddress(const std::string& address) {
 Status CheckLoopbackOrAllowed(const std::string& address, bool allow_remote) {
   std::string host;
   uint16_t port = 0;
-  if (allow_remote || (http::SplitHostPort(address, &host, &port) && http::IsLoopbackHost(host))) {
+  if (allow_remote || (SplitHostPort(address, &host, &port) && IsLoopbackHost(host))) {
     return OkStatus();
   }
   return InvalidArgumentError("'" + address +
@@ -502,7 +502,7 @@ void ParseRedaction(Errors& e, const YAML::Node& root, RedactionConfig* out) {
 // A listen address's host and port, with `localhost` as 127.0.0.1; false for
 // port 0 (any free port never clashes) or an address that is not host:port.
 bool Endpoint(const std::string& listen, std::string* host, uint16_t* port) {
-  if (!http::SplitHostPort(listen, host, port) || *port == 0) return false;
+  if (!SplitHostPort(listen, host, port) || *port == 0) return false;
   if (*host == "localhost") *host = "127.0.0.1";
   return true;
 }

@@ -12,6 +12,8 @@
 #include <list>
 #include <optional>
 
+#include "common/host_port.h"
+
 namespace fingerprintd::http {
 
 namespace asio = boost::asio;
@@ -330,30 +332,6 @@ void Accept(const std::shared_ptr<ServerState>& state) {
 }
 
 }  // namespace
-
-bool SplitHostPort(std::string_view listen, std::string* host, uint16_t* port) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string_view::npos || colon + 1 == listen.size()) return false;
-  std::string_view h = listen.substr(0, colon);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  if (h.empty()) return false;
-  uint32_t p = 0;
-  for (char c : listen.substr(colon + 1)) {
-    if (c < '0' || c > '9') return false;
-    p = p * 10 + static_cast<uint32_t>(c - '0');
-    if (p > 65535) return false;
-  }
-  *host = std::string(h);
-  *port = static_cast<uint16_t>(p);
-  return true;
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  if (host == "localhost") return true;
-  beast::error_code ec;
-  auto address = asio::ip::make_address(std::string(host), ec);
-  return !ec && address.is_loopback();
-}
 
 HttpServer::HttpServer(asio::io_context& io, ServerOptions options, Handler handler)
     : state_(std::make_shared<ServerState>(io, std::move(options), std::move(handler))) {}

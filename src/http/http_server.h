@@ -121,10 +121,4 @@ class HttpServer {
   std::shared_ptr<ServerState> state_;
 };
 
-// Splits "host:port" / "[v6]:port"; false when it is not that shape.
-bool SplitHostPort(std::string_view listen, std::string* host, uint16_t* port);
-
-// True when `host` is a loopback address (127.0.0.0/8, ::1) or "localhost".
-bool IsLoopbackHost(std::string_view host);
-
 }  // namespace fingerprintd::http

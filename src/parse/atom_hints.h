@@ -1,13 +1,14 @@
 // AtomHints: where one read buffer holds an occurrence of the rule set's
 // prefilter atoms, so the parser can tell a line without any from its bytes.
 //
-//   parse::AtomHints hints;                       // ParserOptions::atom_hints = &hints
-//   hints.Reset(buffer, rule_set.get());          // before the buffer's lines are fed
+//   parse::AtomHints hints;                       // SourceParser::FastPath::Use(parser, &hints,
+//   ...) hints.Reset(buffer, rule_set.get());          // before the buffer's lines are fed
 //   matcher.Search(buffer, hints.mutable_ends(), scratch, hints.mutable_non_plain());
 //   hints.Seal();
 //   ... parser.Feed(line) for the lines that are views of `buffer` ...
 //
-// Buffer-first matching (DESIGN.md §7): the reader searches each buffer whole
+// Buffer-first matching (DESIGN.md §7; the fast path inside Pipeline::Feed,
+// src/pipeline/buffer_search.h): the pipeline searches each buffer whole
 // (rules/buffer_matcher.h) and records the end offset of every atom
 // occurrence. A text that lies inside the buffer and has no occurrence ending
 // within it holds none of the atoms, so the engine skips its literal scan for

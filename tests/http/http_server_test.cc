@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/host_port.h"
 #include "testing/sanitizers.h"
 
 namespace fingerprintd::http {

@@ -1,7 +1,10 @@
-// LiveSource: a source of lines living on the daemon's io_context — the file
-// tailer (FileSource in run.cc) and the socket and stdin sources
-// (socket_source.h). The daemon starts each, calls Tick and Rescan from its
-// timers, collects checkpoints and stops them on SIGTERM or before a reload.
+// LiveSource: a source living on an io_context that hands a Pipeline its
+// bytes: the file tailer (file_source.h) and the socket and stdin sources
+// (socket_source.h). Each is built from its config section, the pipeline, the
+// io_context it waits on and a wall clock, so tests drive it in virtual time
+// (tests/source/file_source_test.cc, socket_source_test.cc). The daemon
+// (daemon/run.cc) starts each, calls Tick and Rescan from its timers,
+// collects checkpoints and stops them on SIGTERM or before a reload.
 //
 // Threading: every call on the io_context's one thread.
 #pragma once
@@ -18,7 +21,7 @@
 #include "http/status_page.h"
 #include "source/checkpoint_store.h"
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::source {
 
 class LiveSource {
  public:
@@ -35,7 +38,7 @@ class LiveSource {
                                 std::vector<source::SourceCheckpoint>* out) const = 0;
   // Before a checkpoint is taken to be committed, and after it was: a file
   // source with release_read_bytes decides what it may release, then
-  // releases it (daemon/file_source.h).
+  // releases it (file_source.h).
   virtual void PrepareCheckpoint(const Pipeline& /*pipeline*/) {}
   virtual void CheckpointCommitted() {}
   // "file", "tcp", ...: the type label of fingerprintd_sources_open.
@@ -52,4 +55,4 @@ class LiveSource {
   virtual void AppendStatus(std::vector<http::SourceRow>* out) const = 0;
 };
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::source

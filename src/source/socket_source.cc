@@ -1,7 +1,7 @@
 // Socket and stdin sources (socket_source.h): an acceptor (tcp or unix) or
 // fd 0, and one Session per connection reading into a fixed buffer, decoding
 // (FrameDecoder) and feeding its streams (SocketStreams).
-#include "socket_source.h"
+#include "source/socket_source.h"
 
 #include <fcntl.h>
 #include <re2/re2.h>
@@ -16,11 +16,12 @@
 #include <map>
 #include <type_traits>
 
-#include "clock.h"
+#include "common/host_port.h"
+#include "common/wall_clock.h"
 #include "source/socket_framing.h"
 #include "source/socket_streams.h"
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::source {
 
 namespace {
 
@@ -43,7 +44,7 @@ struct Shared {
     source::ParseStreamLabel(config.deployment_field, &streams.deployment_field);
     streams.max_streams = config.max_streams;
     streams.idle_timeout_us = config.idle_timeout_us;
-    streams.parser = SocketParserOptions(config);
+    streams.parser = SocketParserOptions(config, context.clock);
     framing = config.framing == "jsonl" ? source::Framing::kJsonl : source::Framing::kLines;
     fields = source::JsonFields::Defaults();
     if (!config.text_fields.empty()) fields.text = config.text_fields;
@@ -130,7 +131,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         }) {}
 
   void Start() {
-    now_us_ = last_byte_us_ = WallNowMicros();
+    now_us_ = last_byte_us_ = shared_.context.clock();
     Read();
   }
 
@@ -151,7 +152,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void Close(bool deliver_partial) override {
     if (closed_) return;
     closed_ = true;
-    now_us_ = WallNowMicros();
+    now_us_ = shared_.context.clock();
     decoder_.Finish(deliver_partial, feed_);
     streams_.EndAll();
     error_code ec;
@@ -169,7 +170,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void OnRead(const error_code& ec, size_t n) {
     if (closed_) return;
     if (n > 0) {
-      now_us_ = last_byte_us_ = WallNowMicros();
+      now_us_ = last_byte_us_ = shared_.context.clock();
       decoder_.Append(std::string_view(buffer_->data(), n), feed_);
       shared_.context.on_read();
     }
@@ -415,18 +416,6 @@ class StdinSource final : public ConnectionSet {
   asio::io_context& io_;
 };
 
-// "host:port" / "[v6]:port" -> (host, port).
-bool SplitListen(const std::string& listen, std::string* host, std::string* port) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return false;
-  *host = listen.substr(0, colon);
-  *port = listen.substr(colon + 1);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
-    *host = host->substr(1, host->size() - 2);
-  }
-  return true;
-}
-
 // A stale socket file (nobody accepts on it) is removed; a live one, or a
 // file that is not a socket, is an error.
 Status ClearUnixPath(asio::io_context& io, const std::string& path) {
@@ -462,11 +451,11 @@ std::string SocketSourceName(const config::SourceConfig& config) {
   return "stdin";
 }
 
-parse::ParserOptions SocketParserOptions(const config::SourceConfig& config) {
+parse::ParserOptions SocketParserOptions(const config::SourceConfig& config, WallClock clock) {
   parse::ParserOptions options;
   options.envelope = config.framing == "jsonl" ? parse::Envelope::kPlain : config.format;
   options.max_line_bytes = config.max_line_bytes;
-  options.wall_clock = &CoarseWallNowMicros;  // the year of year-less lines, as they are read
+  options.wall_clock = clock;  // the year of year-less lines, as they are read
   return options;
 }
 
@@ -477,13 +466,14 @@ std::unique_ptr<LiveSource> MakeSocketSource(const config::SourceConfig& config,
     case config::SourceType::kTcp: {
       using Tcp = asio::ip::tcp;
       auto endpoint = [&io, listen = config.listen]() -> StatusOr<Tcp::endpoint> {
-        std::string host, port;
-        if (!SplitListen(listen, &host, &port)) {
+        std::string host;
+        uint16_t port = 0;
+        if (!SplitHostPort(listen, &host, &port)) {
           return InvalidArgumentError("tcp:" + listen + ": expected host:port");
         }
         error_code ec;
         Tcp::resolver resolver(io);
-        auto results = resolver.resolve(host, port, Tcp::resolver::passive, ec);
+        auto results = resolver.resolve(host, std::to_string(port), Tcp::resolver::passive, ec);
         if (ec || results.empty())
           return FailedPreconditionError("tcp:" + listen + ": " + ec.message());
         return results.begin()->endpoint();
@@ -506,4 +496,4 @@ std::unique_ptr<LiveSource> MakeSocketSource(const config::SourceConfig& config,
   return nullptr;
 }
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::source

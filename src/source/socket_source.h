@@ -43,11 +43,12 @@
 #include <string>
 #include <string_view>
 
+#include "common/wall_clock.h"
 #include "config/config.h"
 #include "fingerprintd/parse.h"
-#include "live_source.h"
+#include "source/live_source.h"
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::source {
 
 struct SocketSourceContext {
   boost::asio::io_context& io;
@@ -60,6 +61,9 @@ struct SocketSourceContext {
   // Optional: an accept that failed, by reason ("descriptors": EMFILE/ENFILE;
   // "other"), for fingerprintd_accept_failures_total.
   std::function<void(std::string_view reason)> on_accept_failed = {};
+  // The time of each read and idle check, and of year-less lines; tests give
+  // a clock they step (with Tick's now) instead.
+  WallClock clock = &CoarseWallNowMicros;
 };
 
 // A LiveSource for a `tcp`, `unix` or `stdin` source config. `context`'s
@@ -70,7 +74,9 @@ std::unique_ptr<LiveSource> MakeSocketSource(const config::SourceConfig& config,
 // What the names of a socket source's streams start with, before '#' and the
 // connection's slot: "tcp:127.0.0.1:5170", "unix:/run/x.sock", "stdin".
 std::string SocketSourceName(const config::SourceConfig& config);
-// The parser options of a socket source's streams (now_us is set as each opens).
-parse::ParserOptions SocketParserOptions(const config::SourceConfig& config);
+// The parser options of a socket source's streams (now_us is set as each
+// opens); `clock` dates year-less lines.
+parse::ParserOptions SocketParserOptions(const config::SourceConfig& config,
+                                         WallClock clock = &CoarseWallNowMicros);
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::source

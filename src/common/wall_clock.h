@@ -1,12 +1,17 @@
-// The daemon's wall clock: the one place daemon/ reads the time of day (the
-// parse/rules/correlate stages take it as an argument).
+// The wall clock: the one place the daemon and its live sources read the time
+// of day. The parse/rules/correlate stages take it as an argument, and the
+// live sources (source/live_source.h) are given it, so tests step a clock of
+// their own instead (WallClock).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <ctime>
 
-namespace fingerprintd::daemon {
+namespace fingerprintd {
+
+// A wall clock: microseconds since the epoch.
+using WallClock = int64_t (*)();
 
 // Microseconds since the epoch.
 inline int64_t WallNowMicros() {
@@ -33,4 +38,4 @@ inline int CurrentYear() {
   return tm.tm_year + 1900;
 }
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd

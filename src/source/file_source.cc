@@ -1,5 +1,5 @@
 // FileSource: see file_source.h.
-#include "file_source.h"
+#include "source/file_source.h"
 
 #include <re2/re2.h>
 #include <spdlog/spdlog.h>
@@ -8,18 +8,20 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "clock.h"
+#include "common/wall_clock.h"
 #include "source/glob.h"
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::source {
 
 namespace asio = boost::asio;
 
 FileSource::FileSource(asio::io_context& io, const config::SourceConfig& config,
                        const config::TailerConfig& tailer_config, Pipeline& pipeline,
                        sink::Metrics& metrics, const RestoredSources& restored,
-                       std::function<void()> on_read, std::function<void()> request_checkpoint)
-    : on_read_(std::move(on_read)),
+                       std::function<void()> on_read, std::function<void()> request_checkpoint,
+                       WallClock clock)
+    : clock_(clock),
+      on_read_(std::move(on_read)),
       request_checkpoint_(std::move(request_checkpoint)),
       config_(config),
       tailer_config_(tailer_config),
@@ -52,7 +54,7 @@ Status FileSource::Start() {
                    tailer_config_.poll_interval_us / 1000);
     }
   }
-  int64_t now = WallNowMicros();
+  int64_t now = clock_();
   SetNow(now);
   tailer_->Rescan(now);
   last_rescan_us_ = last_poll_us_ = now;
@@ -182,10 +184,10 @@ FileSource::StreamEntry& FileSource::Entry(const std::string& stream) {
   spec.labels.erase("deployment");
   spec.parser.envelope = config_.format;
   spec.parser.max_line_bytes = tailer_config_.max_line_bytes;
-  spec.parser.now_us = WallNowMicros();
+  spec.parser.now_us = clock_();
   spec.parser.current_year = CurrentYear();
-  spec.parser.wall_clock = &CoarseWallNowMicros;  // the year of year-less lines, as they are read
-  spec.read_as_written = true;  // a silent file holds its deployment only briefly (issue 29)
+  spec.parser.wall_clock = clock_;  // the year of year-less lines, as they are read
+  spec.read_as_written = true;      // a silent file holds its deployment only briefly (issue 29)
   if (auto it = restored_.find(stream); it != restored_.end()) spec.start = it->second.safe;
   StreamEntry& entry =
       streams_.emplace(stream, StreamEntry{pipeline_.AddSource(spec)}).first->second;
@@ -337,7 +339,7 @@ void FileSource::WaitForInotify() {
   descriptor_.async_wait(asio::posix::stream_descriptor::wait_read,
                          [this](const boost::system::error_code& ec) {
                            if (ec || stopped_) return;
-                           const int64_t now = WallNowMicros();
+                           const int64_t now = clock_();
                            if (now - last_inotify_read_us_ < kReadAtMostEveryUs) {
                              inotify_parked_ = true;  // read at the next Tick
                              return;
@@ -363,4 +365,4 @@ void FileSource::AfterRead() {
   request_checkpoint_();
 }
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::source

@@ -37,12 +37,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/wall_clock.h"
 #include "config/config.h"
 #include "fingerprintd/pipeline.h"
-#include "live_source.h"
 #include "sink/metrics.h"
 #include "source/checkpoint_store.h"
 #include "source/inotify_watcher.h"
+#include "source/live_source.h"
 #include "source/release_policy.h"
 #include "source/tailer.h"
 
@@ -50,7 +51,7 @@ namespace re2 {
 class RE2;
 }
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::source {
 
 using RestoredSources = std::map<std::string, source::SourceCheckpoint>;
 
@@ -58,11 +59,12 @@ class FileSource final : public LiveSource, public source::TailerClient {
  public:
   // `on_read`: after each inotify wake-up (Daemon::Wake). `request_checkpoint`:
   // a release is due (see above). `restored` and `metrics` must outlive the
-  // source.
+  // source. `clock`: the time of an inotify wake-up and of year-less lines
+  // (Tick and Rescan are given theirs); tests give a clock they step.
   FileSource(boost::asio::io_context& io, const config::SourceConfig& config,
              const config::TailerConfig& tailer_config, Pipeline& pipeline, sink::Metrics& metrics,
              const RestoredSources& restored, std::function<void()> on_read,
-             std::function<void()> request_checkpoint);
+             std::function<void()> request_checkpoint, WallClock clock = &CoarseWallNowMicros);
   ~FileSource() override;
 
   // LiveSource
@@ -135,6 +137,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
   // stream was seen for the first time; sets the globs' gauges.
   void AfterRead();
 
+  WallClock clock_;
   std::function<void()> on_read_;
   std::function<void()> request_checkpoint_;
   config::SourceConfig config_;
@@ -162,4 +165,4 @@ class FileSource final : public LiveSource, public source::TailerClient {
   bool stopped_ = false;
 };
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::source

@@ -54,7 +54,7 @@ struct ParserOptions {
   // since the epoch; 0 = unknown. Counted as kYearFromMtime / kYearFromClock.
   int64_t mtime_us = 0;
   int64_t now_us = 0;
-  // Live: the daemon's wall clock (daemon/clock.h), microseconds since the
+  // Live: the daemon's wall clock (common/wall_clock.h), microseconds since the
   // epoch; when set, it replaces now_us and current_year, read as lines are
   // parsed, so a daemon running across New Year dates January's lines in the
   // new year (now_us is when the source was registered). Null: replay.

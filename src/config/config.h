@@ -24,7 +24,7 @@
 //                                          # this while the daemon keeps up (>= 16Mi; lines the
 //                                          # pipeline holds further back are released anyway,
 //                                          # evictions_total{what="retained_bytes"})
-//     - type: tcp                          # daemon/socket_source.h
+//     - type: tcp                          # source/socket_source.h
 //       listen: 127.0.0.1:5170             # default 127.0.0.1:5170
 //       allow_remote: false                # true: a non-loopback listen address is allowed
 //       framing: lines                     # lines | jsonl

@@ -154,7 +154,7 @@ struct AlertmanagerOptions {
   int64_t backoff_initial_us = 500'000;
   int64_t backoff_max_us = 30'000'000;
   // Wall clock for startsAt/endsAt (microseconds since the epoch): the
-  // daemon's (daemon/clock.h), a test's. Required.
+  // daemon's (common/wall_clock.h), a test's. Required.
   std::function<int64_t()> now_us;
   // Where outages, recoveries and rejected alerts are reported (the daemon's log).
   std::function<void(std::string_view)> log;

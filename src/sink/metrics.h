@@ -126,7 +126,7 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   // ended) loses its series. Sources past kMaxLabelValues series (those that
   // had one keep it) are summed under "_other".
   void SetSourceLags(const std::vector<std::pair<std::string, uint64_t>>& lags);
-  // Tailed sources (daemon/file_source.h): an attempt to read a source that
+  // Tailed sources (source/file_source.h): an attempt to read a source that
   // failed (fingerprintd_source_errors_total{reason}, reasons of
   // source/source_health.h), the files each glob matched
   // (fingerprintd_source_globs_matched{glob}), a file opened where it starts

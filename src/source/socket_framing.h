@@ -1,7 +1,7 @@
 // Socket framing: the bytes a client sends to a `tcp`, `unix` or `stdin`
 // source, cut into log lines and, for `jsonl`, decoded into the log text and
 // the labels that say which stream (pod, container, file) it belongs to.
-// Pure code: no sockets, no clock; daemon/socket_source.cc feeds it bytes.
+// Pure code: no sockets, no clock; source/socket_source.cc feeds it bytes.
 //
 //   FrameDecoder decoder(Framing::kJsonl, 1 << 20, JsonFields::Defaults(), events);
 //   decoder.Append(bytes_read, [&](std::string_view text, const StreamLabels& labels) {

@@ -1,7 +1,7 @@
 // The year of lines that print none (vLLM `MM-DD HH:MM:SS`, journald
 // `Mon DD HH:MM:SS`) in a daemon that runs for days: guessed from the wall
 // clock as the lines are read (ParserOptions::wall_clock, which the daemon
-// sets to daemon/clock.h's WallNowMicros), not from the clock read when the
+// sets to common/wall_clock.h's WallNowMicros), not from the clock read when the
 // source was registered. Here the clock is a fake the test moves.
 #include <gtest/gtest.h>
 

@@ -112,7 +112,10 @@ TEST_F(IncidentLifetimeRunTest,
   Append("vllm.log", Attempt(0));
   ASSERT_TRUE(WaitFor([&] { return HasOccurrences(1); })) << Stderr();
   ASSERT_TRUE(WaitFor([&] { return WorkerFailures() == 2; })) << Stderr();
-  std::this_thread::sleep_for(std::chrono::seconds(12));  // 6 windows of silence
+  // 3 windows of silence in real time, past the 4 s the old lifetime closed
+  // it after (30 windows in virtual time:
+  // tests/source/file_source_test.cc).
+  std::this_thread::sleep_for(std::chrono::seconds(6));
   EXPECT_EQ(Latest().begin()->second.count("closed"), 0u) << ReadFile(Incidents());
   EXPECT_EQ(WorkerFailures(), 2) << "both ranks' series stay 1 while the server is down";
 

@@ -20,6 +20,7 @@
 #include "fingerprintd/pipeline.h"
 #include "sink/metrics.h"
 #include "testing/replay_harness.h"
+#include "testing/run_harness.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -36,9 +37,8 @@ int64_t VirtualNow() { return g_now; }
 class Generation {
  public:
   Generation(const config::SourceConfig& config, const config::TailerConfig& tailer,
-             const RestoredSources& restored = {})
+             const RestoredSources& restored = {}, Pipeline::Options options = {})
       : metrics_("test") {
-    Pipeline::Options options;
     options.partial_line_timeout_us = tailer.partial_line_timeout_us;
     options.line_observer = [this](const SourceSpec& spec, std::string_view line, uint64_t offset) {
       lines_.emplace_back(std::string(line), offset);
@@ -55,6 +55,7 @@ class Generation {
   boost::asio::io_context& io() { return io_; }
   const Lines& lines() const { return lines_; }
   const std::vector<std::string>& names() const { return names_; }
+  std::vector<correlate::Incident> incidents() const { return sink_.Sorted(); }
   // A tick of the daemon's timer: the source, then the pipeline.
   void Tick() {
     source_->Tick(g_now);
@@ -188,6 +189,41 @@ TEST_F(FileSourceTest, ABusyFilesWakeUpsAreReadOnTheNextTick) {
   Step(30'000);
   g.Tick();
   EXPECT_EQ(g.lines().size(), 4u);
+}
+
+// The incident lifetime on the daemon's wiring (PipelineOptionsFor), in
+// virtual time: a TP=2 failure stays open through a minute of silence,
+// thirty 2 s correlation windows, and closes as recovered when the same
+// deployment starts healthy. The real daemon's test
+// (tests/integration/incident_lifetime_run_test.cc) keeps three windows of
+// silence in real time, with /metrics.
+TEST_F(FileSourceTest, AFailureStaysOpenPastManyWindowsAndClosesWhenTheServerStartsHealthy) {
+  config::DaemonConfig daemon;  // the daemon's options, with `correlation: {window: 2s}`
+  daemon.correlation_window_us = 2'000'000;
+  std::string failure;
+  for (const std::string& line : testing::run_harness::GoldenLines("vllm_tp2_unknown_sf.log")) {
+    failure += line + "\n";
+  }
+  Append("vllm.log", failure);
+  Generation g(config_, tailer_, {}, config::PipelineOptionsFor(daemon));
+  ASSERT_TRUE(g.source().Start().ok());
+  auto ticks = [&](int n) {  // the daemon's busy cadence: a tick every 30 ms
+    for (int i = 0; i < n; ++i) {
+      Step(30'000);
+      g.Tick();
+    }
+  };
+  ticks(2000);  // a minute of silence
+  std::vector<correlate::Incident> incidents = g.incidents();
+  ASSERT_EQ(incidents.size(), 1u);
+  EXPECT_EQ(incidents[0].affected, 2);
+  EXPECT_EQ(incidents[0].closed, correlate::CloseReason::kNone);
+  Append("vllm.log",
+         "\x1b[0;36m(APIServer pid=1)\x1b[0;0m INFO:     Application startup complete.\n");
+  // The ready line is decided once nothing else of its stream follows it
+  // (about 5 s: 173 ticks here), like any symptom.
+  ticks(200);
+  EXPECT_EQ(g.incidents().at(0).closed, correlate::CloseReason::kRecovered);
 }
 
 }  // namespace

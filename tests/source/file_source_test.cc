@@ -38,7 +38,7 @@ class Generation {
  public:
   Generation(const config::SourceConfig& config, const config::TailerConfig& tailer,
              const RestoredSources& restored = {}, Pipeline::Options options = {})
-      : metrics_("test") {
+      : metrics_("test"), restored_(restored) {
     options.partial_line_timeout_us = tailer.partial_line_timeout_us;
     options.line_observer = [this](const SourceSpec& spec, std::string_view line, uint64_t offset) {
       lines_.emplace_back(std::string(line), offset);
@@ -46,7 +46,7 @@ class Generation {
     };
     pipeline_ = std::make_unique<Pipeline>(testing::EmbeddedRules(), options, metrics_, sink_);
     source_ = std::make_unique<FileSource>(
-        io_, config, tailer, *pipeline_, metrics_, restored, [] {}, [] {}, &VirtualNow);
+        io_, config, tailer, *pipeline_, metrics_, restored_, [] {}, [] {}, &VirtualNow);
   }
   ~Generation() { source_->Stop(); }
 
@@ -70,6 +70,7 @@ class Generation {
       io_.get_executor()};
   sink::Metrics metrics_;
   correlate::LatestIncidents sink_;
+  const RestoredSources restored_;  // FileSource keeps a reference to it
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<FileSource> source_;
   Lines lines_;

@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "fingerprintd/pipeline.h"
 #include "fingerprintd/status.h"
 #include "source/checkpoint_store.h"
 
@@ -77,6 +79,11 @@ class AuditLog {
   void OnFileLine(const std::string& source, std::string_view line, uint64_t offset);
   // A line of a socket or stdin stream.
   void OnSocketLine(std::string_view source, std::string_view line);
+  // The Pipeline::Options::line_observer that records every tailed file's
+  // line as the pipeline gets it (OnFileLine); a socket's lines, transient
+  // sources, come through OnSocketLine from their source.
+  std::function<void(const SourceSpec& spec, std::string_view line, uint64_t offset)>
+  FileLineObserver();
 
   // Appends the waiting lines below each source's safe offset in
   // `checkpoint`, and every socket line, then fsyncs; returns the file's

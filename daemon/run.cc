@@ -347,14 +347,7 @@ class Daemon {
   Status StartGeneration(const source::Checkpoint* checkpoint) {
     generation_ = std::make_unique<Generation>();
     Pipeline::Options pipeline_options = config::PipelineOptionsFor(config_);
-    if (audit_) {
-      // Every tailed file's lines as the pipeline gets them; a socket's
-      // lines (transient sources) are recorded by their source (on_line).
-      pipeline_options.line_observer =
-          [audit = audit_.get()](const SourceSpec& spec, std::string_view line, uint64_t offset) {
-            if (!spec.transient) audit->OnFileLine(spec.name, line, offset);
-          };
-    }
+    if (audit_) pipeline_options.line_observer = audit_->FileLineObserver();
     generation_->pipeline = std::make_unique<Pipeline>(rules_, pipeline_options, metrics_, fanout_);
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {

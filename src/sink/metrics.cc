@@ -293,20 +293,23 @@ std::vector<std::pair<std::string, uint64_t>> Metrics::TakeRestoreRereads() {
   return std::exchange(restore_rereads_, {});
 }
 
+prometheus::Counter& Metrics::SeriesOf(prometheus::Family<prometheus::Counter>& family,
+                                       prometheus::Counter*& kept, const char* label,
+                                       std::string_view value) {
+  if (kept == nullptr) kept = &family.Add({{label, std::string(value)}});
+  return *kept;
+}
+
 void Metrics::LineDropped(DropReason reason) {
   ++dropped_lines_;
-  prometheus::Counter*& counter = dropped_by_[static_cast<size_t>(reason)];
-  if (counter == nullptr)
-    counter = &dropped_.Add({{"reason", std::string(DropReasonName(reason))}});
-  counter->Increment();
+  SeriesOf(dropped_, dropped_by_[static_cast<size_t>(reason)], "reason", DropReasonName(reason))
+      .Increment();
 }
 
 void Metrics::TimeGuessed(TimeFallback fallback) {
-  prometheus::Counter*& counter = guessed_by_[static_cast<size_t>(fallback)];
-  if (counter == nullptr) {
-    counter = &time_guessed_.Add({{"fallback", std::string(TimeFallbackName(fallback))}});
-  }
-  counter->Increment();
+  SeriesOf(time_guessed_, guessed_by_[static_cast<size_t>(fallback)], "fallback",
+           TimeFallbackName(fallback))
+      .Increment();
 }
 
 void Metrics::RuleMatched(std::string_view rule, std::string_view stage) {
@@ -336,9 +339,8 @@ void Metrics::FileRotated() { rotations_.Increment(); }
 void Metrics::FileTruncated() { truncations_.Increment(); }
 
 void Metrics::StateEvicted(Evicted what) {
-  prometheus::Counter*& counter = evicted_by_[static_cast<size_t>(what)];
-  if (counter == nullptr) counter = &evictions_.Add({{"what", std::string(EvictedName(what))}});
-  counter->Increment();
+  SeriesOf(evictions_, evicted_by_[static_cast<size_t>(what)], "what", EvictedName(what))
+      .Increment();
 }
 
 void Metrics::OnIncident(correlate::IncidentChange change, const correlate::Incident& incident) {

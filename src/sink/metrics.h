@@ -193,6 +193,10 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   // The source's entry: its label (the source, or "_other" past the cap) and counters.
   std::pair<const std::string, SourceCounters>& ForSource(std::string_view source);
   std::pair<const std::string, SourceCounters>& FindSource(std::string_view source);
+  // `family`'s series {label="value"}, added the first time and kept in `kept`.
+  static prometheus::Counter& SeriesOf(prometheus::Family<prometheus::Counter>& family,
+                                       prometheus::Counter*& kept, const char* label,
+                                       std::string_view value);
   // `value`, or "_other" once `seen` holds kMaxLabelValues others (counted).
   std::string Bounded(std::set<std::string>& seen, const std::string& value, const char* label);
 
@@ -251,8 +255,9 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   std::map<std::string, std::pair<prometheus::Gauge*, std::string>> signature_of_;
   std::map<prometheus::Gauge*, std::map<std::string, int>> signature_seen_;
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> matches_;
-  // The series of each reason, fallback and eviction, added at first use:
-  // these are counted per line, and Family::Add builds and hashes a label map.
+  // The series of each reason, fallback and eviction, added at first use
+  // (SeriesOf): these are counted per line, and Family::Add builds and hashes
+  // a label map.
   std::array<prometheus::Counter*, static_cast<size_t>(DropReason::kCount)> dropped_by_{};
   std::array<prometheus::Counter*, static_cast<size_t>(TimeFallback::kCount)> guessed_by_{};
   std::array<prometheus::Counter*, static_cast<size_t>(Evicted::kCount)> evicted_by_{};

@@ -31,20 +31,20 @@ FileSource::FileSource(asio::io_context& io, const config::SourceConfig& config,
       descriptor_(io) {
   if (!config.deployment_from.empty())
     deployment_from_ = config::CompileDeploymentFrom(config.deployment_from);
-  source::TailerOptions options;
+  TailerOptions options;
   options.paths = config.paths;
   options.exclude = config.exclude;
   options.ignore_older_us = config.ignore_older_us;
   options.start_at_end = config.start_at == config::StartAt::kEnd;
   options.max_files = tailer_config.max_files;
-  tailer_ = std::make_unique<source::Tailer>(options, metrics, *this);
+  tailer_ = std::make_unique<Tailer>(options, metrics, *this);
 }
 
 FileSource::~FileSource() = default;
 
 Status FileSource::Start() {
   if (tailer_config_.inotify) {
-    auto watcher = source::InotifyWatcher::Create();
+    auto watcher = InotifyWatcher::Create();
     if (watcher.ok()) {
       watcher_ = std::move(*watcher);
       tailer_->SetWatcher(watcher_.get());
@@ -105,9 +105,9 @@ void FileSource::Rescan(int64_t now_us) {
 }
 
 void FileSource::AppendCheckpoint(const Pipeline& pipeline,
-                                  std::vector<source::SourceCheckpoint>* out) const {
+                                  std::vector<SourceCheckpoint>* out) const {
   for (const auto& [stream, entry] : streams_) {
-    source::SourceCheckpoint& cp = out->emplace_back();
+    SourceCheckpoint& cp = out->emplace_back();
     cp.name = stream;
     cp.safe = pipeline.SafePosition(entry.id);
     // Opened at its end (start_at) and nothing read since: the pipeline has
@@ -125,9 +125,9 @@ void FileSource::PrepareCheckpoint(const Pipeline& pipeline) {
   for (const auto& [stream, entry] : streams_) {
     auto it = release_.find(stream);
     if (it == release_.end()) {
-      it = release_.emplace(stream, source::ReleasePolicy(config_.max_retained_bytes)).first;
+      it = release_.emplace(stream, ReleasePolicy(config_.max_retained_bytes)).first;
     }
-    source::ReleasePolicy& policy = it->second;
+    ReleasePolicy& policy = it->second;
     bool forced = false;
     const uint64_t target = policy.Target(pipeline.SafePosition(entry.id).offset,
                                           pipeline.NextPosition(entry.id).offset, &forced);
@@ -146,7 +146,7 @@ void FileSource::PrepareCheckpoint(const Pipeline& pipeline) {
 void FileSource::CheckpointCommitted() {
   if (!config_.release_read_bytes) return;
   for (const auto& [stream, policy] : release_) {
-    StatusOr<source::ReleaseResult> released = tailer_->Release(stream);
+    StatusOr<ReleaseResult> released = tailer_->Release(stream);
     if (!released.ok()) {
       metrics_.ReleaseFailed();
       spdlog::error("release_read_bytes: {}; its read bytes stay on disk",
@@ -168,7 +168,7 @@ bool FileSource::Matches(const std::string& stream) const {
   for (const std::string& glob : config_.paths) {
     std::string absolute =
         glob.starts_with("/") ? glob : (std::filesystem::current_path() / glob).string();
-    if (source::GlobMatch(std::filesystem::path(absolute).lexically_normal().string(), stream)) {
+    if (GlobMatch(std::filesystem::path(absolute).lexically_normal().string(), stream)) {
       return true;
     }
   }
@@ -192,13 +192,13 @@ FileSource::StreamEntry& FileSource::Entry(const std::string& stream) {
   StreamEntry& entry =
       streams_.emplace(stream, StreamEntry{pipeline_.AddSource(spec)}).first->second;
   if (config_.release_read_bytes) {
-    release_.insert_or_assign(stream, source::ReleasePolicy(config_.max_retained_bytes));
+    release_.insert_or_assign(stream, ReleasePolicy(config_.max_retained_bytes));
   }
   spdlog::info("tailing {} (deployment {})", stream, spec.deployment);
   return entry;
 }
 
-std::optional<source::StreamCheckpoint> FileSource::OnOpen(const std::string& stream) {
+std::optional<StreamCheckpoint> FileSource::OnOpen(const std::string& stream) {
   Register(stream);
   auto it = restored_.find(stream);
   if (it == restored_.end()) {
@@ -207,7 +207,7 @@ std::optional<source::StreamCheckpoint> FileSource::OnOpen(const std::string& st
   }
   metrics_.FileOpened("checkpoint");
   spdlog::info("{}: resuming from its checkpoint at byte {}", stream, it->second.safe.offset);
-  return source::StreamCheckpoint{it->second.pieces, it->second.safe.offset, it->second.read};
+  return StreamCheckpoint{it->second.pieces, it->second.safe.offset, it->second.read};
 }
 
 void FileSource::OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) {
@@ -241,18 +241,18 @@ void FileSource::OnSwitched(const std::string& stream, bool truncated, const std
   }
 }
 
-void FileSource::OnStart(const std::string& stream, source::StartFrom from, uint64_t skipped) {
+void FileSource::OnStart(const std::string& stream, StartFrom from, uint64_t skipped) {
   switch (from) {
-    case source::StartFrom::kBeginning:
+    case StartFrom::kBeginning:
       metrics_.FileOpened("beginning");
       break;
-    case source::StartFrom::kEnd:
+    case StartFrom::kEnd:
       metrics_.FileOpened("end");
       skipped_[stream] = skipped;
       spdlog::info("{}: start_at end: it existed before the daemon first ran; {} byte(s) skipped",
                    stream, skipped);
       break;
-    case source::StartFrom::kBornWhileStopped:
+    case StartFrom::kBornWhileStopped:
       metrics_.FileOpened("born_while_stopped");
       spdlog::info(
           "{}: created while the daemon was stopped (after it first ran, not in its "
@@ -262,15 +262,14 @@ void FileSource::OnStart(const std::string& stream, source::StartFrom from, uint
   }
 }
 
-void FileSource::OnSourceProblem(const source::SourceProblem& problem,
-                                 source::SourceHealth::Event event) {
-  if (event == source::SourceHealth::Event::kResolved) {
+void FileSource::OnSourceProblem(const SourceProblem& problem, SourceHealth::Event event) {
+  if (event == SourceHealth::Event::kResolved) {
     spdlog::info("file source {}: {}: {} resolved", config_.paths.front(), problem.path,
                  problem.reason);
     return;
   }
   metrics_.SourceError(problem.reason);
-  if (event == source::SourceHealth::Event::kStill) return;  // logged when found
+  if (event == SourceHealth::Event::kStill) return;  // logged when found
   spdlog::warn("file source {}: {}: {}: {}; retried at every rescan", config_.paths.front(),
                problem.path, problem.reason, problem.detail);
 }
@@ -300,7 +299,7 @@ void FileSource::AppendLags(std::vector<std::pair<std::string, uint64_t>>* out) 
 
 std::vector<std::string> FileSource::Problems() const {
   std::vector<std::string> out;
-  for (const source::SourceProblem& problem : tailer_->Problems()) {
+  for (const SourceProblem& problem : tailer_->Problems()) {
     out.push_back(problem.path + ": " + problem.reason + " (" + problem.detail + ")");
   }
   return out;
@@ -319,7 +318,7 @@ void FileSource::AppendStatus(std::vector<http::SourceRow>* out) const {
     }
     row.last_line_us = entry.last_line_us;
   }
-  for (const source::SourceProblem& problem : tailer_->Problems()) {
+  for (const SourceProblem& problem : tailer_->Problems()) {
     out->push_back({problem.path, "file", problem.reason + " (" + problem.detail + ")", 0, true});
   }
 }

@@ -1,4 +1,4 @@
-// FileSource: one `type: file` source of the daemon: a source::Tailer over its
+// FileSource: one `type: file` source of the daemon: a Tailer over its
 // globs feeding the Pipeline, woken by inotify through a
 // posix::stream_descriptor, polled as a fallback (run.cc drives the timers).
 //
@@ -22,7 +22,7 @@
 // while the problem lasts. Bytes that
 // could not be read (truncated or deleted before they were) are logged and
 // counted in fingerprintd_lines_dropped_total{reason}. Each open file's read
-// lag (source::Tailer::Lags()) is measured when the daemon asks, at a scrape.
+// lag (Tailer::Lags()) is measured when the daemon asks, at a scrape.
 //
 // Threading: the daemon's io_context thread.
 #pragma once
@@ -53,9 +53,9 @@ class RE2;
 
 namespace fingerprintd::source {
 
-using RestoredSources = std::map<std::string, source::SourceCheckpoint>;
+using RestoredSources = std::map<std::string, SourceCheckpoint>;
 
-class FileSource final : public LiveSource, public source::TailerClient {
+class FileSource final : public LiveSource, public TailerClient {
  public:
   // `on_read`: after each inotify wake-up (Daemon::Wake). `request_checkpoint`:
   // a release is due (see above). `restored` and `metrics` must outlive the
@@ -73,7 +73,7 @@ class FileSource final : public LiveSource, public source::TailerClient {
   void Tick(int64_t now_us) override;
   void Rescan(int64_t now_us) override;
   void AppendCheckpoint(const Pipeline& pipeline,
-                        std::vector<source::SourceCheckpoint>* out) const override;
+                        std::vector<SourceCheckpoint>* out) const override;
   void PrepareCheckpoint(const Pipeline& pipeline) override;
   void CheckpointCommitted() override;
   std::string_view Type() const override { return "file"; }
@@ -93,13 +93,12 @@ class FileSource final : public LiveSource, public source::TailerClient {
   Pipeline::SourceId Register(const std::string& stream) { return Entry(stream).id; }
 
   // TailerClient
-  std::optional<source::StreamCheckpoint> OnOpen(const std::string& stream) override;
+  std::optional<StreamCheckpoint> OnOpen(const std::string& stream) override;
   void OnBytes(const std::string& stream, std::string_view bytes, uint64_t offset) override;
   void OnLineEnd(const std::string& stream) override;
   void OnSwitched(const std::string& stream, bool truncated, const std::string& copy) override;
-  void OnStart(const std::string& stream, source::StartFrom from, uint64_t skipped) override;
-  void OnSourceProblem(const source::SourceProblem& problem,
-                       source::SourceHealth::Event event) override;
+  void OnStart(const std::string& stream, StartFrom from, uint64_t skipped) override;
+  void OnSourceProblem(const SourceProblem& problem, SourceHealth::Event event) override;
   void OnUnread(const std::string& stream, std::string_view reason, uint64_t bytes,
                 const std::string& detail) override;
   void OnDeleted(const std::string& stream, bool read_on) override;
@@ -146,13 +145,13 @@ class FileSource final : public LiveSource, public source::TailerClient {
   sink::Metrics& metrics_;
   const RestoredSources& restored_;
   std::unique_ptr<re2::RE2> deployment_from_;
-  std::unique_ptr<source::InotifyWatcher> watcher_;
-  std::unique_ptr<source::Tailer> tailer_;
+  std::unique_ptr<InotifyWatcher> watcher_;
+  std::unique_ptr<Tailer> tailer_;
   boost::asio::posix::stream_descriptor descriptor_;
   std::map<std::string, StreamEntry> streams_;
   int64_t now_us_ = 0;
   // release_read_bytes: one policy per stream, and whether one is due.
-  std::map<std::string, source::ReleasePolicy> release_;
+  std::map<std::string, ReleasePolicy> release_;
   bool release_due_ = false;
   bool new_stream_ = false;  // a stream without a checkpoint was opened
   // Streams opened at their end (start_at): the offset they start at, which

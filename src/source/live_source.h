@@ -35,7 +35,7 @@ class LiveSource {
   virtual void Rescan(int64_t now_us) = 0;
   // What a restart needs to resume this source (nothing for a socket).
   virtual void AppendCheckpoint(const Pipeline& pipeline,
-                                std::vector<source::SourceCheckpoint>* out) const = 0;
+                                std::vector<SourceCheckpoint>* out) const = 0;
   // Before a checkpoint is taken to be committed, and after it was: a file
   // source with release_read_bytes decides what it may release, then
   // releases it (file_source.h).

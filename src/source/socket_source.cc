@@ -41,25 +41,25 @@ struct Shared {
     streams.source_name = std::move(name);
     streams.labels = config.labels;
     streams.deployment_from = deployment_from.get();
-    source::ParseStreamLabel(config.deployment_field, &streams.deployment_field);
+    ParseStreamLabel(config.deployment_field, &streams.deployment_field);
     streams.max_streams = config.max_streams;
     streams.idle_timeout_us = config.idle_timeout_us;
     streams.parser = SocketParserOptions(config, context.clock);
-    framing = config.framing == "jsonl" ? source::Framing::kJsonl : source::Framing::kLines;
-    fields = source::JsonFields::Defaults();
+    framing = config.framing == "jsonl" ? Framing::kJsonl : Framing::kLines;
+    fields = JsonFields::Defaults();
     if (!config.text_fields.empty()) fields.text = config.text_fields;
     for (const auto& [label, field] : config.label_fields) {
-      source::StreamLabel l;
-      if (source::ParseStreamLabel(label, &l)) fields.labels[static_cast<size_t>(l)] = {field};
+      StreamLabel l;
+      if (ParseStreamLabel(label, &l)) fields.labels[static_cast<size_t>(l)] = {field};
     }
   }
 
   config::SourceConfig config;
   SocketSourceContext context;
   std::unique_ptr<RE2> deployment_from;
-  source::SocketStreamOptions streams;
-  source::JsonFields fields;
-  source::Framing framing = source::Framing::kLines;
+  SocketStreamOptions streams;
+  JsonFields fields;
+  Framing framing = Framing::kLines;
   int64_t last_line_us = 0;  // the wall time a connection last gave a line (the status page)
 };
 
@@ -124,7 +124,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         decoder_(shared.framing, shared.config.max_line_bytes, shared.fields,
                  shared.context.events),
         streams_(shared.streams, slot, shared.context.pipeline, shared.context.events),
-        feed_([this](std::string_view text, const source::StreamLabels& labels) {
+        feed_([this](std::string_view text, const StreamLabels& labels) {
           if (shared_.context.on_line) shared_.context.on_line(shared_.streams.source_name, text);
           shared_.last_line_us = now_us_;
           streams_.Feed(text, labels, now_us_);
@@ -191,9 +191,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   bool is_stdin_;
   std::function<void(uint32_t)> on_closed_;
   std::unique_ptr<std::array<char, kReadBufferBytes>> buffer_;
-  source::FrameDecoder decoder_;
-  source::SocketStreams streams_;
-  source::FrameDecoder::OnLine feed_;
+  FrameDecoder decoder_;
+  SocketStreams streams_;
+  FrameDecoder::OnLine feed_;
   int64_t now_us_ = 0;
   int64_t last_byte_us_ = 0;
   bool closed_ = false;
@@ -210,7 +210,7 @@ class ConnectionSet : public LiveSource {
     for (auto& [slot, connection] : open) connection->Tick(now_us);
   }
   void Rescan(int64_t) override {}
-  void AppendCheckpoint(const Pipeline&, std::vector<source::SourceCheckpoint>*) const override {}
+  void AppendCheckpoint(const Pipeline&, std::vector<SourceCheckpoint>*) const override {}
   std::string_view Type() const override { return config::SourceTypeName(shared_.config.type); }
   size_t OpenStreams() const override {
     size_t n = 0;

@@ -6,28 +6,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fingerprintd/pipeline.h"
 #include "testing/counting_events.h"
 #include "testing/replay_harness.h"
+#include "testing/run_harness.h"
 
 namespace fingerprintd {
 namespace {
 
 using testing::CountingEvents;
 using ::testing::ElementsAre;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::string Jsonl(const std::vector<correlate::Incident>& incidents) {
   std::string out;
@@ -75,7 +67,7 @@ TEST(PipelineFeedTest, BytesCutAnywhereGiveWhatTheWholeLogGives) {
   for (const char* name :
        {"vllm_tp2_unknown_sf.log", "sglang_tp2_unknown_sf.log", "vllm_tp2_cuda_oom.log"}) {
     SCOPED_TRACE(name);
-    const std::string log = ReadFile(testing::Golden(name));
+    const std::string log = testing::run_harness::ReadFile(testing::Golden(name));
     ASSERT_FALSE(log.empty());
     FedRun whole;
     FeedLog(

@@ -13,7 +13,6 @@
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "sink/metrics.h"
 #include "source/file_source.h"
 #include "testing/live_fixtures.h"
+#include "testing/run_harness.h"
 
 namespace fingerprintd::testing {
 namespace {
@@ -39,13 +39,6 @@ constexpr int64_t kSettleUs = 70'000'000;  // last words (60 s) and two quiet ti
 // correlation.window, as the daemon's test sets it: replay keeps the rules'
 // own (120 s at most), live closes its windows within the settle time.
 constexpr int64_t kWindowUs = 60'000'000;
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::vector<Json> ToJson(const std::vector<correlate::Incident>& incidents) {
   std::vector<Json> out;
@@ -102,7 +95,7 @@ class LiveInVirtualTime {
   void Write() {
     std::vector<std::string> contents;
     for (const std::string& file : case_.set.files)
-      contents.push_back(ReadAll(case_.set.root / file));
+      contents.push_back(run_harness::ReadFile(case_.set.root / file));
     if (case_.mode == Mode::kWhole) {
       for (size_t i = 0; i < contents.size(); ++i) {
         const fs::path staged = dir_ / "staged" / case_.set.files[i];

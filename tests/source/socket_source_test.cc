@@ -8,8 +8,6 @@
 #include "source/socket_source.h"
 
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -23,6 +21,7 @@
 #include "fingerprintd/pipeline.h"
 #include "testing/counting_events.h"
 #include "testing/replay_harness.h"
+#include "testing/socket_client.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -33,32 +32,6 @@ using testing::CountingEvents;
 constexpr int64_t kStart = 1'796'000'000'000'000;  // 2026-11-29, microseconds
 int64_t g_now = kStart;
 int64_t VirtualNow() { return g_now; }
-
-// A client: a plain socket connected to the listener's path.
-class Client {
- public:
-  explicit Client(const std::string& path) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  ~Client() { Close(); }
-  bool connected() const { return connected_; }
-  // False when the daemon closed the connection (no SIGPIPE).
-  bool Send(const std::string& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
-  }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
 
 class SocketSourceTest : public ::testing::Test {
  protected:
@@ -114,7 +87,7 @@ class SocketSourceTest : public ::testing::Test {
 
 TEST_F(SocketSourceTest, ALineCutByTheClientDisconnectingIsDroppedAndCounted) {
   Start();
-  Client client(config_.path);
+  testing::Client client = testing::Client::Unix(config_.path);
   ASSERT_TRUE(client.connected());
   ASSERT_TRUE(client.Send("whole line\ncut mid-"));
   client.Close();
@@ -126,11 +99,11 @@ TEST_F(SocketSourceTest, ALineCutByTheClientDisconnectingIsDroppedAndCounted) {
 TEST_F(SocketSourceTest, AClientBeyondMaxConnectionsIsClosedAndCounted) {
   config_.max_connections = 1;
   Start();
-  Client first(config_.path);
+  testing::Client first = testing::Client::Unix(config_.path);
   ASSERT_TRUE(first.connected());
   ASSERT_TRUE(first.Send("from the first\n"));
   RunUntil([&] { return lines_.size() == 1; });
-  Client second(config_.path);
+  testing::Client second = testing::Client::Unix(config_.path);
   RunUntil([&] { return events_.Evictions(Evicted::kConnection) == 1; });
   second.Send("from the second\n");  // closed by the daemon: lost, as the refusal says
   ASSERT_TRUE(first.Send("first again\n"));
@@ -142,7 +115,7 @@ TEST_F(SocketSourceTest, AClientBeyondMaxConnectionsIsClosedAndCounted) {
 TEST_F(SocketSourceTest, GarbageOnAJsonlSocketIsCountedAndTheNextRecordIsRead) {
   config_.framing = "jsonl";
   Start();
-  Client client(config_.path);
+  testing::Client client = testing::Client::Unix(config_.path);
   ASSERT_TRUE(client.Send("not json at all\n{\"pod\":\"p\"}\n{\"log\":\"ok\\n\",\"pod\":\"p\"}\n"));
   RunUntil([&] { return lines_.size() == 1; });
   EXPECT_EQ(lines_, std::vector<std::string>{"ok"});
@@ -153,7 +126,7 @@ TEST_F(SocketSourceTest, GarbageOnAJsonlSocketIsCountedAndTheNextRecordIsRead) {
 TEST_F(SocketSourceTest, AClientSilentForTheIdleTimeoutIsClosedOnTheTestsClock) {
   config_.idle_timeout_us = 300'000'000;
   Start();
-  Client client(config_.path);
+  testing::Client client = testing::Client::Unix(config_.path);
   ASSERT_TRUE(client.Send("hello\n"));
   RunUntil([&] { return lines_.size() == 1; });
   EXPECT_EQ(source_->OpenStreams(), 1u);

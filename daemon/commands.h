@@ -15,6 +15,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "config/source_types.h"
 
 namespace fingerprintd::daemon {
 
@@ -25,6 +26,9 @@ struct RunCommands {
   std::string check_path;
   std::string audit_path;  // --audit: empty = none
   config::RunFlags flags;
+  // The source types `sources:` may name, each with its section's schema
+  // (main registers source::BuiltInSourceTypes()); must outlive the run.
+  const config::SourceTypes* source_types = nullptr;
 };
 
 // Adds `run` and `config check` to `app`; `commands` must outlive parsing.

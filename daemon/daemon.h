@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "config/source_types.h"
 #include "fingerprintd/rules.h"
 
 namespace fingerprintd::daemon {
@@ -15,8 +16,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 2;
 
 // Runs the daemon over `config` with `rules` until it stops; its exit code.
+// `source_types`: what a SIGHUP reload reads `sources:` with.
 // `audit_path`: `run --audit` (daemon/audit.h), empty = none.
 int RunDaemonWith(config::DaemonConfig config, std::shared_ptr<const rules::RuleSet> rules,
-                  std::string audit_path);
+                  const config::SourceTypes& source_types, std::string audit_path);
 
 }  // namespace fingerprintd::daemon

@@ -27,6 +27,7 @@
 #include "sink/redaction.h"
 #include "source/replay_progress.h"
 #include "source/rule_draft.h"
+#include "source/source_schemas.h"
 
 namespace fp = fingerprintd;
 
@@ -513,6 +514,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("paths", replay.paths, "Files, directories, .gz, or -")->required();
 
   fp::daemon::RunCommands run;  // run, config check: daemon/run.cc
+  run.source_types = &fp::source::BuiltInSourceTypes();  // file, tcp, unix, stdin
   fp::daemon::AddRunCommands(app, &run);
 
   auto* rules_cmd = app.add_subcommand("rules", "Check or test a rule pack");

@@ -111,8 +111,9 @@ struct Generation {
 class Daemon {
  public:
   Daemon(config::DaemonConfig config, std::shared_ptr<const rules::RuleSet> rules,
-         std::string audit_path)
+         const config::SourceTypes& source_types, std::string audit_path)
       : config_(std::move(config)),
+        source_types_(source_types),
         audit_path_(std::move(audit_path)),
         rules_(std::move(rules)),
         signals_(io_, SIGINT, SIGTERM, SIGHUP),
@@ -679,7 +680,7 @@ class Daemon {
     spdlog::info("SIGHUP: reloading config and rules");
     config::DaemonConfig next = config_;
     if (!config_.file.empty()) {
-      auto loaded = config::LoadConfigFile(config_.file);
+      auto loaded = config::LoadConfigFile(config_.file, source_types_);
       if (!loaded.ok()) {
         metrics_.RuleReloadFailed();
         spdlog::error("reload: {}; keeping the running config and rules",
@@ -746,6 +747,7 @@ class Daemon {
   }
 
   config::DaemonConfig config_;
+  const config::SourceTypes& source_types_;  // SIGHUP reads `sources:` with them
   std::string audit_path_;
   std::shared_ptr<const rules::RuleSet> rules_;
   asio::io_context io_;
@@ -786,8 +788,8 @@ class Daemon {
 }  // namespace
 
 int RunDaemonWith(config::DaemonConfig config, std::shared_ptr<const rules::RuleSet> rules,
-                  std::string audit_path) {
-  Daemon daemon(std::move(config), std::move(rules), std::move(audit_path));
+                  const config::SourceTypes& source_types, std::string audit_path) {
+  Daemon daemon(std::move(config), std::move(rules), source_types, std::move(audit_path));
   return daemon.Run();
 }
 

@@ -32,7 +32,7 @@ void SetUpLogging(const config::DaemonConfig& config) {
 int RunDaemon(const RunCommands& commands) {
   StatusOr<config::DaemonConfig> config = commands.config_path.empty()
                                               ? config::ConfigFromFlags(commands.flags)
-                                              : config::LoadConfigFile(commands.config_path);
+                                              : config::LoadConfigFile(commands.config_path, *commands.source_types);
   if (config.ok() && !commands.config_path.empty()) {
     auto labels = config::ParseLabelFlags(commands.flags.labels);
     if (!labels.ok()) {
@@ -52,11 +52,12 @@ int RunDaemon(const RunCommands& commands) {
     spdlog::error("rules: {}", rules.status().message());
     return kExitUsage;
   }
-  return RunDaemonWith(std::move(*config), std::move(*rules), commands.audit_path);
+  return RunDaemonWith(std::move(*config), std::move(*rules), *commands.source_types,
+                       commands.audit_path);
 }
 
-int RunConfigCheck(const std::string& path) {
-  auto config = config::LoadConfigFile(path);
+int RunConfigCheck(const std::string& path, const config::SourceTypes& source_types) {
+  auto config = config::LoadConfigFile(path, source_types);
   if (!config.ok()) {
     std::cerr << config.status().message() << "\n";
     return kExitUsage;
@@ -118,7 +119,7 @@ void AddRunCommands(CLI::App& app, RunCommands* commands) {
 
 int DispatchRunCommands(const RunCommands& commands) {
   if (commands.config_check != nullptr && *commands.config_check) {
-    return RunConfigCheck(commands.check_path);
+    return RunConfigCheck(commands.check_path, *commands.source_types);
   }
   if (commands.run != nullptr && *commands.run) {
     // With --config, the file says it all but the labels (a sidecar's pod,

@@ -14,9 +14,9 @@
 #include "common/http_url.h"
 #include "common/re2_limits.h"
 #include "common/yaml_strict.h"
+#include "config/source_types.h"
 #include "fingerprintd/source.h"
 #include "sink/alertmanager.h"
-#include "source/socket_framing.h"
 
 namespace fingerprintd::config {
 
@@ -75,22 +75,10 @@ std::string DeploymentForPath(const std::map<std::string, std::string>& labels,
   return source::DeploymentForPath(labels, deployment_from, path, path);
 }
 
-namespace {
-
-constexpr uint64_t kMaxLineBytesCap = 256ull << 20;
-constexpr uint64_t kMinRetainedBytes = 16ull << 20;
-
-// The config's fixed patterns, compiled once: a parse (every SIGHUP) then
-// compiles no regex but the file's own deployment_from.
-const RE2& LabelName() {
-  static const RE2 re("[A-Za-z_][A-Za-z0-9_]*");
-  return re;
-}
-
 // The file's error format and the list every error goes to: a parse goes on
 // past an error so that `config check` reports all of them at once.
-struct Errors {
-  explicit Errors(const std::string& file) : format(file), list(file) {}
+struct ConfigErrors {
+  explicit ConfigErrors(const std::string& file) : format(file), list(file) {}
   // Records `s` when it is an error; true when it is not.
   bool Add(const Status& s) { return list.Add(s); }
   void At(const YAML::Node& node, std::string_view field, std::string_view reason) {
@@ -99,6 +87,17 @@ struct Errors {
   YamlErrors format;
   yaml_strict::ErrorList list;
 };
+
+namespace {
+
+// The config's fixed patterns, compiled once: a parse (every SIGHUP) then
+// compiles no regex but the file's own deployment_from.
+const RE2& LabelName() {
+  static const RE2 re("[A-Za-z_][A-Za-z0-9_]*");
+  return re;
+}
+
+using Errors = ConfigErrors;
 
 // A label as Prometheus and Alertmanager take it; "" when it is one. The one
 // check for the config file's labels and `--label` (run and replay).
@@ -131,77 +130,12 @@ std::string DeploymentFromProblem(const std::string& pattern) {
 
 // `deployment_from`, optional, for every source type that takes it.
 void ParseDeploymentFrom(Errors& e, const YAML::Node& node, const std::string& where,
-                         SourceConfig* out) {
-  e.Add(GetString(e.format, node, where, "deployment_from", false, &out->deployment_from));
-  if (out->deployment_from.empty()) return;
-  if (std::string problem = DeploymentFromProblem(out->deployment_from); !problem.empty()) {
+                         std::string* out) {
+  e.Add(GetString(e.format, node, where, "deployment_from", false, out));
+  if (out->empty()) return;
+  if (std::string problem = DeploymentFromProblem(*out); !problem.empty()) {
     e.At(node["deployment_from"], FieldName(where, "deployment_from"), problem);
   }
-}
-
-// "268435456", "256Mi", "1Gi", "64Ki" (powers of 1024, as Kubernetes writes
-// a sizeLimit) -> bytes; false when it is none of these or overflows.
-bool ParseByteSize(const std::string& text, uint64_t* out) {
-  static const RE2 kSize(R"(([0-9]{1,19})(Ki|Mi|Gi|Ti)?)");
-  uint64_t number = 0;
-  std::string unit;
-  if (!RE2::FullMatch(text, kSize, &number, &unit)) return false;
-  int shift = unit.empty() ? 0 : unit == "Ki" ? 10 : unit == "Mi" ? 20 : unit == "Gi" ? 30 : 40;
-  if (number > (UINT64_MAX >> shift)) return false;
-  *out = number << shift;
-  return true;
-}
-
-// release_read_bytes / max_retained_bytes (source/release_policy.h); that a
-// checkpoint_dir goes with them is checked with the root's keys.
-void ParseRelease(Errors& e, const YAML::Node& node, const std::string& where, SourceConfig* out) {
-  e.Add(GetBool(e.format, node, where, "release_read_bytes", &out->release_read_bytes));
-  const YAML::Node bound = node["max_retained_bytes"];
-  if (!bound.IsDefined() || bound.IsNull()) return;
-  const std::string field = FieldName(where, "max_retained_bytes");
-  if (!out->release_read_bytes) return e.At(bound, field, "only with release_read_bytes: true");
-  std::string text = bound.IsScalar() ? bound.Scalar() : "";
-  if (!ParseByteSize(text, &out->max_retained_bytes)) {
-    e.At(bound, field, "expected a size in bytes (e.g. 268435456, 256Mi, 1Gi), got '" + text + "'");
-  } else if (out->max_retained_bytes < kMinRetainedBytes) {
-    e.At(bound, field, "must be at least 16Mi (a read of 8 MiB and room for the writer)");
-  }
-}
-
-void ParseFormat(Errors& e, const YAML::Node& node, const std::string& where, SourceConfig* out) {
-  std::string format = "auto";
-  e.Add(GetString(e.format, node, where, "format", false, &format));
-  if (!parse::ParseEnvelopeName(format, &out->format)) {
-    e.At(node["format"], FieldName(where, "format"),
-         "expected auto, plain, cri, docker, journald or compose, got '" + format + "'");
-  }
-}
-
-void ParseFileSource(Errors& e, const YAML::Node& node, const std::string& where,
-                     SourceConfig* out) {
-  e.Add(CheckKeys(e.format, node, where,
-                  {"type", "paths", "exclude", "ignore_older", "format", "start_at", "labels",
-                   "deployment_from", "release_read_bytes", "max_retained_bytes"}));
-  e.Add(GetStringList(e.format, node, where, "paths", true, &out->paths));
-  if (std::find(out->paths.begin(), out->paths.end(), "") != out->paths.end()) {
-    e.At(node["paths"], FieldName(where, "paths"), "empty path");
-  }
-  e.Add(GetStringList(e.format, node, where, "exclude", false, &out->exclude));
-  e.Add(GetDuration(e.format, node, where, "ignore_older", &out->ignore_older_us));
-  ParseFormat(e, node, where, out);
-  std::string start_at = "end";
-  e.Add(GetString(e.format, node, where, "start_at", false, &start_at));
-  if (start_at == "end") {
-    out->start_at = StartAt::kEnd;
-  } else if (start_at == "beginning") {
-    out->start_at = StartAt::kBeginning;
-  } else {
-    e.At(node["start_at"], FieldName(where, "start_at"),
-         "expected end or beginning, got '" + start_at + "'");
-  }
-  ParseLabels(e, node, where, &out->labels);
-  ParseRelease(e, node, where, out);
-  ParseDeploymentFrom(e, node, where, out);
 }
 
 // An integer key of a section that must be at least `min` / more than 0.
@@ -218,101 +152,21 @@ void GetPositive(Errors& e, const YAML::Node& node, const std::string& where, st
   if (*out == 0) e.At(node[std::string(key)], FieldName(where, key), "must be > 0");
 }
 
-// The keys tcp, unix and stdin sources share (framing, limits, jsonl fields);
-// the caller checked which keys its type allows.
-void ParseStreamSource(Errors& e, const YAML::Node& node, const std::string& where,
-                       SourceConfig* out) {
-  e.Add(GetString(e.format, node, where, "framing", false, &out->framing));
-  if (out->framing != "lines" && out->framing != "jsonl") {
-    e.At(node["framing"], FieldName(where, "framing"),
-         "expected lines or jsonl, got '" + out->framing + "'");
-  }
-  ParseLabels(e, node, where, &out->labels);
-  GetPositive(e, node, where, "max_connections", 1'000'000, &out->max_connections);
-  e.Add(GetDuration(e.format, node, where, "idle_timeout", &out->idle_timeout_us));
-  GetAtLeast(e, node, where, "max_line_bytes", 1024, kMaxLineBytesCap, &out->max_line_bytes);
-  GetPositive(e, node, where, "max_streams", 1'000'000, &out->max_streams);
-  e.Add(GetStringList(e.format, node, where, "text_fields", false, &out->text_fields));
-  e.Add(GetStringMap(e.format, node, where, "label_fields", &out->label_fields));
-  source::StreamLabel label;
-  for (const auto& [key, field] : out->label_fields) {
-    if (!source::ParseStreamLabel(key, &label)) {
-      e.At(node["label_fields"], FieldName(where, "label_fields"),
-           "unknown label '" + key + "' (deployment, namespace, pod, container, file or stream)");
-    }
-  }
-  e.Add(GetString(e.format, node, where, "deployment_field", false, &out->deployment_field));
-  if (!source::ParseStreamLabel(out->deployment_field, &label) ||
-      label == source::StreamLabel::kDeployment) {
-    e.At(node["deployment_field"], FieldName(where, "deployment_field"),
-         "expected namespace, pod, container, file or stream, got '" + out->deployment_field + "'");
-  }
-  ParseDeploymentFrom(e, node, where, out);
-}
-
-void ParseTcpSource(Errors& e, const YAML::Node& node, const std::string& where,
-                    SourceConfig* out) {
-  e.Add(CheckKeys(e.format, node, where,
-                  {"type", "listen", "allow_remote", "framing", "labels", "max_connections",
-                   "idle_timeout", "max_line_bytes", "max_streams", "text_fields", "label_fields",
-                   "deployment_from", "deployment_field"}));
-  out->listen = "127.0.0.1:5170";
-  e.Add(GetString(e.format, node, where, "listen", false, &out->listen));
-  e.Add(GetBool(e.format, node, where, "allow_remote", &out->allow_remote));
-  Status s = CheckListenAddress(out->listen);
-  if (s.ok()) s = CheckLoopbackOrAllowed(out->listen, out->allow_remote);
-  if (!s.ok()) e.At(node["listen"], FieldName(where, "listen"), s.message());
-  ParseStreamSource(e, node, where, out);
-}
-
-void ParseUnixSource(Errors& e, const YAML::Node& node, const std::string& where,
-                     SourceConfig* out) {
-  e.Add(CheckKeys(e.format, node, where,
-                  {"type", "path", "mode", "framing", "labels", "max_connections", "idle_timeout",
-                   "max_line_bytes", "max_streams", "text_fields", "label_fields",
-                   "deployment_from", "deployment_field"}));
-  e.Add(GetString(e.format, node, where, "path", true, &out->path));
-  std::string mode;
-  e.Add(GetString(e.format, node, where, "mode", false, &mode));
-  if (!mode.empty()) {
-    static const RE2 kMode("0?[0-7]{3}");
-    if (RE2::FullMatch(mode, kMode)) {
-      out->mode = static_cast<uint32_t>(std::stoul(mode, nullptr, 8));
-    } else {
-      e.At(node["mode"], FieldName(where, "mode"),
-           "expected an octal file mode such as \"0660\", got '" + mode + "'");
-    }
-  }
-  ParseStreamSource(e, node, where, out);
-}
-
-void ParseSource(Errors& e, const YAML::Node& node, const std::string& where, SourceConfig* out) {
+// One `sources[i]` mapping: its type's schema reads the rest (config/source_types.h).
+void ParseSource(Errors& e, const SourceTypes& types, const YAML::Node& node,
+                 const std::string& where, SourceConfig* out) {
   if (!node.IsMap()) return e.At(node, where, "expected a mapping");
   out->line = node.Mark().line + 1;
   std::string type;
   if (!e.Add(GetString(e.format, node, where, "type", true, &type))) return;
-  if (type == "file") {
-    out->type = SourceType::kFile;
-    return ParseFileSource(e, node, where, out);
+  const SourceTypes::Entry* entry = types.Find(type);
+  if (entry == nullptr) {
+    return e.At(node["type"], FieldName(where, "type"),
+                "expected " + types.Names() + ", got '" + type + "'");
   }
-  if (type == "tcp") {
-    out->type = SourceType::kTcp;
-    return ParseTcpSource(e, node, where, out);
-  }
-  if (type == "unix") {
-    out->type = SourceType::kUnix;
-    return ParseUnixSource(e, node, where, out);
-  }
-  if (type == "stdin") {
-    out->type = SourceType::kStdin;
-    e.Add(CheckKeys(e.format, node, where,
-                    {"type", "format", "framing", "labels", "max_line_bytes", "text_fields",
-                     "label_fields", "deployment_from", "deployment_field"}));
-    ParseFormat(e, node, where, out);
-    return ParseStreamSource(e, node, where, out);
-  }
-  e.At(node["type"], FieldName(where, "type"),
-       "expected file, tcp, unix or stdin, got '" + type + "'");
+  out->type = entry->type;
+  SourceSection section(e, node, where);
+  entry->schema(section, out);
 }
 
 // Reads `key: {sub: scalar}` sections such as `http: {listen: ...}`; *out is
@@ -549,7 +403,7 @@ void CheckClashes(Errors& e, const YAML::Node& sources, const DaemonConfig& conf
   }
 }
 
-void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
+void ParseRoot(Errors& e, const SourceTypes& types, const YAML::Node& root, DaemonConfig* out) {
   if (!root.IsDefined() || root.IsNull()) {
     e.Add(e.format.ErrorAt(1, "sources", "empty config: at least one source is needed"));
     return;
@@ -569,7 +423,7 @@ void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   } else {
     for (size_t i = 0; i < sources.size(); ++i) {
       SourceConfig source;
-      ParseSource(e, sources[i], "sources[" + std::to_string(i) + "]", &source);
+      ParseSource(e, types, sources[i], "sources[" + std::to_string(i) + "]", &source);
       out->sources.push_back(std::move(source));
     }
   }
@@ -616,6 +470,77 @@ void ParseRoot(Errors& e, const YAML::Node& root, DaemonConfig* out) {
 
 }  // namespace
 
+SourceSection::SourceSection(ConfigErrors& errors, const YAML::Node& node, std::string where)
+    : errors_(errors), node_(node), where_(std::move(where)) {}
+
+void SourceSection::Keys(std::initializer_list<std::string_view> allowed) {
+  errors_.Add(CheckKeys(errors_.format, node_, where_, allowed));
+}
+bool SourceSection::String(std::string_view key, bool required, std::string* out) {
+  return errors_.Add(GetString(errors_.format, node_, where_, key, required, out));
+}
+void SourceSection::Bool(std::string_view key, bool* out) {
+  errors_.Add(GetBool(errors_.format, node_, where_, key, out));
+}
+void SourceSection::Duration(std::string_view key, int64_t* out_us) {
+  errors_.Add(GetDuration(errors_.format, node_, where_, key, out_us));
+}
+void SourceSection::StringList(std::string_view key, bool required,
+                               std::vector<std::string>* out) {
+  errors_.Add(GetStringList(errors_.format, node_, where_, key, required, out));
+}
+void SourceSection::StringMap(std::string_view key, std::map<std::string, std::string>* out) {
+  errors_.Add(GetStringMap(errors_.format, node_, where_, key, out));
+}
+void SourceSection::AtLeast(std::string_view key, uint64_t min, uint64_t max, uint64_t* out) {
+  GetAtLeast(errors_, node_, where_, key, min, max, out);
+}
+void SourceSection::Positive(std::string_view key, uint64_t max, uint64_t* out) {
+  GetPositive(errors_, node_, where_, key, max, out);
+}
+std::string SourceSection::Scalar(std::string_view key) const {
+  const YAML::Node value = node_[std::string(key)];
+  return value.IsDefined() && value.IsScalar() ? value.Scalar() : "";
+}
+bool SourceSection::Has(std::string_view key) const {
+  const YAML::Node value = node_[std::string(key)];
+  return value.IsDefined() && !value.IsNull();
+}
+void SourceSection::Error(std::string_view key, std::string_view reason) {
+  errors_.At(node_[std::string(key)], FieldName(where_, key), reason);
+}
+void SourceSection::Labels(std::map<std::string, std::string>* out) {
+  ParseLabels(errors_, node_, where_, out);
+}
+void SourceSection::DeploymentFrom(std::string* out) {
+  ParseDeploymentFrom(errors_, node_, where_, out);
+}
+void SourceSection::Format(parse::Envelope* out) {
+  std::string format = "auto";
+  String("format", false, &format);
+  if (!parse::ParseEnvelopeName(format, out)) {
+    Error("format", "expected auto, plain, cri, docker, journald or compose, got '" + format + "'");
+  }
+}
+
+void SourceTypes::Add(std::string name, SourceType type, SourceSchema schema) {
+  entries_.push_back({std::move(name), type, schema});
+}
+const SourceTypes::Entry* SourceTypes::Find(std::string_view name) const {
+  for (const Entry& entry : entries_) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+std::string SourceTypes::Names() const {
+  std::string names;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (i > 0) names += i + 1 == entries_.size() ? " or " : ", ";
+    names += entries_[i].name;
+  }
+  return names;
+}
+
 std::vector<RedactionPattern> RedactionConfig::All() const {
   std::vector<RedactionPattern> all;
   if (defaults) all = Redactor::Defaults();
@@ -643,7 +568,8 @@ Pipeline::Options PipelineOptionsFor(const DaemonConfig& config) {
   return options;
 }
 
-StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text) {
+StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text,
+                                   const SourceTypes& types) {
   Errors errors(file);
   YAML::Node root;
   if (Status s = yaml_strict::ParseYamlText(errors.format, text, &root); !s.ok()) return s;
@@ -651,7 +577,7 @@ StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& t
   config.file = file;
   try {
     errors.Add(yaml_strict::CheckUnterminatedQuotes(errors.format, text, root));
-    ParseRoot(errors, root, &config);
+    ParseRoot(errors, types, root, &config);
   } catch (const YAML::Exception& e) {
     errors.Add(yaml_strict::ExceptionError(errors.format, text, e));
   }
@@ -659,12 +585,12 @@ StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& t
   return config;
 }
 
-StatusOr<DaemonConfig> LoadConfigFile(const std::string& path) {
+StatusOr<DaemonConfig> LoadConfigFile(const std::string& path, const SourceTypes& types) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(path + ": cannot read: " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseConfig(path, text.str());
+  return ParseConfig(path, text.str(), types);
 }
 
 StatusOr<std::map<std::string, std::string>> ParseLabelFlags(

@@ -24,7 +24,7 @@
 //                                          # this while the daemon keeps up (>= 16Mi; lines the
 //                                          # pipeline holds further back are released anyway,
 //                                          # evictions_total{what="retained_bytes"})
-//     - type: tcp                          # source/socket_source.h
+//     - type: tcp                          # source/socket_source_schema.cc
 //       listen: 127.0.0.1:5170             # default 127.0.0.1:5170
 //       allow_remote: false                # true: a non-loopback listen address is allowed
 //       framing: lines                     # lines | jsonl
@@ -121,6 +121,12 @@
 // `file:line: key: reason` (key as a dotted path, e.g. `sources[0].start_at`),
 // the format `config check` prints; a file's errors are all reported at once,
 // one a line, in the order of their lines.
+//
+// Who reads what: this loader reads the sections above and, of each source,
+// its `type:`. The rest of a source's section belongs to its type, whose
+// schema the caller registers (config/source_types.h; the built-in file, tcp,
+// unix and stdin: source/source_schemas.h), so the loader includes nothing
+// of the sources or the HTTP server.
 //
 // Threading: values and pure functions.
 #pragma once
@@ -258,10 +264,15 @@ struct DaemonConfig {
 // The pipeline's options for `config`: correlation window and `limits:`.
 Pipeline::Options PipelineOptionsFor(const DaemonConfig& config);
 
-// Parses a config text; `file` names it in errors.
-StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text);
+class SourceTypes;  // config/source_types.h: the types `sources:` may name
+
+// Parses a config text; `file` names it in errors. Each source's section is
+// read by the schema `types` holds for its `type:` (the daemon's:
+// source::BuiltInSourceTypes()).
+StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text,
+                                   const SourceTypes& types);
 // Reads and parses a config file (NotFoundError when it cannot be read).
-StatusOr<DaemonConfig> LoadConfigFile(const std::string& path);
+StatusOr<DaemonConfig> LoadConfigFile(const std::string& path, const SourceTypes& types);
 
 // The command-line form: one source over `paths` (globs; "-" = stdin).
 struct RunFlags {

@@ -11,10 +11,16 @@
 #include <string>
 
 #include "config/config.h"
+#include "source/source_schemas.h"
 #include "testing/sanitizers.h"
 
 namespace fingerprintd::config {
 namespace {
+
+// The config as the daemon reads it: with the built-in source types.
+StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text) {
+  return config::ParseConfig(file, text, source::BuiltInSourceTypes());
+}
 
 std::string EveryKey() {
   std::ifstream in(std::string(FINGERPRINTD_SOURCE_DIR) +

@@ -1,6 +1,7 @@
 // The config contract: DESIGN.md §6 keys, loopback defaults, and one
 // `file:line: key: reason` error for each way a config can be wrong.
 #include "config/config.h"
+#include "source/source_schemas.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +13,14 @@
 
 namespace fingerprintd::config {
 namespace {
+
+// The config as the daemon reads it: with the built-in source types.
+StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text) {
+  return config::ParseConfig(file, text, source::BuiltInSourceTypes());
+}
+StatusOr<DaemonConfig> LoadConfigFile(const std::string& path) {
+  return config::LoadConfigFile(path, source::BuiltInSourceTypes());
+}
 
 using ::testing::HasSubstr;
 
@@ -65,6 +74,38 @@ TEST(ConfigTest, TheDesignExampleLoadsWithEveryKey) {
   EXPECT_EQ(config->incidents_path, "-");
   EXPECT_EQ(config->alertmanager.url, "http://127.0.0.1:9093");
   EXPECT_EQ(config->correlation_window_us, 120'000'000);
+}
+
+// A source type owns its section (config/source_types.h): the loader reads
+// `type:` and hands the rest to the schema registered for it, so a type that
+// was not registered is unknown, and a schema's own errors name the file,
+// line and key like the loader's.
+TEST(ConfigTest, EachSourceTypeReadsItsOwnSectionAndOnlyRegisteredTypesAreKnown) {
+  SourceTypes only_file;
+  only_file.Add("file", SourceType::kFile, &source::ReadFileSourceSection);
+  auto tcp = config::ParseConfig("f.yaml", "sources:\n  - {type: tcp}\n", only_file);
+  ASSERT_FALSE(tcp.ok());
+  EXPECT_EQ(tcp.status().message(), "f.yaml:2: sources[0].type: expected file, got 'tcp'");
+
+  SourceTypes with_probe = only_file;
+  with_probe.Add("probe", SourceType::kStdin, [](SourceSection& section, SourceConfig* out) {
+    section.Keys({"type", "every"});
+    uint64_t every = 10;
+    section.AtLeast("every", 5, 60, &every);
+    out->framing = "probe-" + std::to_string(every);
+  });
+  auto probe = config::ParseConfig(
+      "f.yaml", "sources:\n  - {type: file, paths: [x]}\n  - {type: probe, every: 30}\n",
+      with_probe);
+  ASSERT_TRUE(probe.ok()) << probe.status().message();
+  EXPECT_EQ(probe->sources[1].type, SourceType::kStdin);
+  EXPECT_EQ(probe->sources[1].framing, "probe-30");
+  EXPECT_EQ(probe->sources[1].line, 3);
+  auto wrong = config::ParseConfig(
+      "f.yaml", "sources:\n  - type: probe\n    every: 2\n    paths: [x]\n", with_probe);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.status().message(), HasSubstr("f.yaml:3: sources[0].every: must be at least 5"));
+  EXPECT_THAT(wrong.status().message(), HasSubstr("f.yaml:4: sources[0].paths: unknown key"));
 }
 
 TEST(ConfigTest, EveryDefaultBindsToLoopback) {

@@ -18,7 +18,7 @@ deepgemm-unknown-sf-transformation) or examples/moonlight-16b-h100-oom/worker.lo
 cuda-out-of-memory), Worker_TP1's lines to rank 1 and the rest to rank 0, times moved to now and
 pids made unique. Ground truth = the (deployment, rule, time) of every episode written.
 
-Accounting (what "lost" and "doubled" mean, see daemon/audit.h):
+Accounting (what "lost" and "doubled" mean, see sink/audit_log.h):
   * written: per source (a file's path; `tcp:ADDR` for sockets) a multiset of line digests
     (zlib crc32 << 32 | adler32), as the daemon's audit computes them;
   * audited: the audit file after the final clean stop (SIGTERM: its last checkpoint commits

@@ -2,7 +2,7 @@
 # The soak (issue 13): `fingerprintd run` SIGKILLed at seeded random moments and restarted while
 # a writer logs four deployments through rename+create, copytruncate and kubelet (gzip) rotation
 # and TCP clients; then, line by line, what was written against what the daemon committed
-# (`run --audit`, daemon/audit.h), and the incidents against the injected episodes.
+# (`run --audit`, sink/audit_log.h), and the incidents against the injected episodes.
 # bench/soak.py has the accounting; bench/README.md "Soak (issue 13)" the results.
 #
 #   bench/soak.sh DURATION_SECONDS [KILLS]         # e.g. bench/soak.sh 660 24

@@ -2,7 +2,7 @@
 //   fingerprintd run --config FILE
 //   fingerprintd run [--label k=v]... [--deployment-from REGEX] [--checkpoint-dir DIR]
 //                    [--incidents PATH] [--start-at beginning|end] PATH-OR-GLOB...
-//   fingerprintd run ... --audit FILE   (hidden: the committed lines, daemon/audit.h)
+//   fingerprintd run ... --audit FILE   (hidden: the committed lines, sink/audit_log.h)
 //   fingerprintd config check FILE
 //
 //   RunCommands run;

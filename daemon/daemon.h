@@ -17,7 +17,7 @@ inline constexpr int kExitUsage = 2;
 
 // Runs the daemon over `config` with `rules` until it stops; its exit code.
 // `source_types`: what a SIGHUP reload reads `sources:` with.
-// `audit_path`: `run --audit` (daemon/audit.h), empty = none.
+// `audit_path`: `run --audit` (sink/audit_log.h), empty = none.
 int RunDaemonWith(config::DaemonConfig config, std::shared_ptr<const rules::RuleSet> rules,
                   const config::SourceTypes& source_types, std::string audit_path);
 

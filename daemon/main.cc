@@ -513,7 +513,7 @@ int main(int argc, char** argv) {
       ->excludes(quiet);
   replay_cmd->add_option("paths", replay.paths, "Files, directories, .gz, or -")->required();
 
-  fp::daemon::RunCommands run;  // run, config check: daemon/run.cc
+  fp::daemon::RunCommands run;                           // run, config check: daemon/run.cc
   run.source_types = &fp::source::BuiltInSourceTypes();  // file, tcp, unix, stdin
   fp::daemon::AddRunCommands(app, &run);
 

@@ -26,7 +26,7 @@
 // again from the same checkpoint (logged, counted).
 //
 // `--audit FILE` (hidden, for bench/soak.sh): every line read is recorded in
-// an AuditLog (audit.h) and written to FILE with the checkpoint that commits
+// an AuditLog (sink/audit_log.h) and written to FILE with the checkpoint that commits
 // it, so a soak that SIGKILLs the daemon can count lines lost and doubled.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -45,23 +45,23 @@
 #include <optional>
 #include <utility>
 
-#include "audit.h"
 #include "common/secret_file.h"
 #include "common/wall_clock.h"
 #include "config/config.h"
 #include "daemon.h"
-#include "fanout_sink.h"
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/rules.h"
 #include "http/api.h"
 #include "http/http_server.h"
-#include "redacting_log_sink.h"
 #include "sd_notify.h"
 #include "sink/alertmanager.h"
+#include "sink/audit_log.h"
+#include "sink/fanout_sink.h"
 #include "sink/incident_store.h"
 #include "sink/jsonl_sink.h"
 #include "sink/metrics.h"
+#include "sink/redacting_log_sink.h"
 #include "sink/redaction.h"
 #include "source/checkpoint_store.h"
 #include "source/file_source.h"
@@ -71,6 +71,8 @@
 
 namespace fingerprintd::daemon {
 
+using sink::AuditLog;
+using sink::FanoutSink;
 using source::FileSource;
 using source::LiveSource;
 using source::MakeSocketSource;
@@ -209,7 +211,7 @@ class Daemon {
         return kExitUsage;
       }
       // The file holds the lines of the checkpoint being resumed: what a crash
-      // wrote after it is read again, so it is cut off (audit.h).
+      // wrote after it is read again, so it is cut off (sink/audit_log.h).
       uint64_t committed = checkpoint && checkpoint->audit_bytes > 0 ? checkpoint->audit_bytes : 0;
       auto audit = AuditLog::Open(audit_path_, committed);
       if (!audit.ok()) {
@@ -293,7 +295,7 @@ class Daemon {
     auto redactor = Redactor::Create(config.redaction.All());
     if (!redactor.ok()) return redactor.status();
     fanout_.SetRedactor(*redactor);
-    if (LogSink()) LogSink()->SetRedactor(*redactor);
+    if (sink::LogSink()) sink::LogSink()->SetRedactor(*redactor);
     return OkStatus();
   }
 

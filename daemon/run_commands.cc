@@ -11,15 +11,15 @@
 #include "config/config.h"
 #include "daemon.h"
 #include "fingerprintd/rules.h"
-#include "redacting_log_sink.h"
+#include "sink/redacting_log_sink.h"
 
 namespace fingerprintd::daemon {
 
 namespace {
 
 void SetUpLogging(const config::DaemonConfig& config) {
-  LogSink() = std::make_shared<RedactingStderrSink>();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>("fingerprintd", LogSink()));
+  sink::LogSink() = std::make_shared<sink::RedactingStderrSink>();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("fingerprintd", sink::LogSink()));
   if (config.log_format == "json") {
     spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n","msg":"%v"})",
                         spdlog::pattern_time_type::utc);
@@ -30,9 +30,10 @@ void SetUpLogging(const config::DaemonConfig& config) {
 }
 
 int RunDaemon(const RunCommands& commands) {
-  StatusOr<config::DaemonConfig> config = commands.config_path.empty()
-                                              ? config::ConfigFromFlags(commands.flags)
-                                              : config::LoadConfigFile(commands.config_path, *commands.source_types);
+  StatusOr<config::DaemonConfig> config =
+      commands.config_path.empty()
+          ? config::ConfigFromFlags(commands.flags)
+          : config::LoadConfigFile(commands.config_path, *commands.source_types);
   if (config.ok() && !commands.config_path.empty()) {
     auto labels = config::ParseLabelFlags(commands.flags.labels);
     if (!labels.ok()) {
@@ -104,7 +105,7 @@ void AddRunCommands(CLI::App& app, RunCommands* commands) {
   run->add_option("--input-format", flags.format,
                   "Envelope: auto, plain, cri, docker, journald, compose");
   run->add_option("paths", flags.paths, "Files or globs (`**` allowed), or - for stdin");
-  // Hidden (a test tool, daemon/audit.h): goes with --config too; needs a checkpoint dir.
+  // Hidden (a test tool, sink/audit_log.h): goes with --config too; needs a checkpoint dir.
   run->add_option("--audit", commands->audit_path,
                   "Write the lines committed by each checkpoint to FILE (bench/soak.sh)")
       ->group("");

@@ -14,6 +14,7 @@
 // Throughput counters are bytes of the stage's own input per second.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -21,10 +22,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/parse.h"
+#include "fingerprintd/pipeline.h"
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/rules.h"
 #include "fingerprintd/source.h"
@@ -335,6 +338,43 @@ void BM_ReplayText(benchmark::State& state) {
   SetThroughput(state, c.text.size(), c.lines.size());
 }
 BENCHMARK(BM_ReplayText)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// Pipeline::Feed as the live daemon drives it: the mix in 300 KiB buffers (a
+// 30 ms read of a file written at 10 MB/s), the wall clock advanced after
+// each. Arg 0: back to back, as replay reads. Arg N: the thread sleeps N ms
+// between buffers (untimed), as the daemon does between its wake-ups; the CPU
+// time per byte that then grows is what a cache and branch predictors cold
+// after each sleep cost (bench/README.md, "Live tailing: the floor").
+void BM_FeedLive(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  constexpr size_t kBuffer = 300 << 10;
+  const auto pause = std::chrono::milliseconds(state.range(0));
+  for (auto _ : state) {
+    NullPipelineEvents events;
+    correlate::LatestIncidents sink;
+    Pipeline pipeline(Pack(), Pipeline::Options(), events, sink);
+    SourceSpec spec;
+    spec.name = "mix.log";
+    spec.deployment = "mix";
+    spec.parser.current_year = 2026;
+    spec.read_as_written = true;
+    const Pipeline::SourceId id = pipeline.AddSource(spec);
+    int64_t wall_us = 1'780'000'000'000'000;
+    for (size_t offset = 0; offset < c.text.size(); offset += kBuffer) {
+      pipeline.Feed(id, std::string_view(c.text).substr(offset, kBuffer), offset);
+      pipeline.Advance(wall_us += 30'000);
+      if (pause.count() > 0) {
+        state.PauseTiming();
+        std::this_thread::sleep_for(pause);
+        state.ResumeTiming();
+      }
+    }
+    pipeline.Finish();
+    benchmark::DoNotOptimize(sink.Sorted().size());
+  }
+  SetThroughput(state, c.text.size(), c.lines.size());
+}
+BENCHMARK(BM_FeedLive)->Arg(0)->Arg(30)->Arg(100)->Iterations(8)->Unit(benchmark::kMillisecond);
 
 // The engine's once-a-second pass (Pipeline::AfterLine: Tick and
 // ForgetExpiredStages) with `range(0)` processes each holding a startup stage

@@ -485,8 +485,7 @@ void SourceSection::Bool(std::string_view key, bool* out) {
 void SourceSection::Duration(std::string_view key, int64_t* out_us) {
   errors_.Add(GetDuration(errors_.format, node_, where_, key, out_us));
 }
-void SourceSection::StringList(std::string_view key, bool required,
-                               std::vector<std::string>* out) {
+void SourceSection::StringList(std::string_view key, bool required, std::vector<std::string>* out) {
   errors_.Add(GetStringList(errors_.format, node_, where_, key, required, out));
 }
 void SourceSection::StringMap(std::string_view key, std::map<std::string, std::string>* out) {

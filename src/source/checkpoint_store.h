@@ -10,7 +10,7 @@
 //                           "head_hash":"9ae1...","base":0,"released":1048576}]}],
 //    "pipeline":"<Pipeline::SaveState() text>",
 //    "first_run_us":1767225600000000,      // when the daemon first ran here
-//    "audit_bytes":5120}                   // only with `run --audit` (daemon/audit.h)
+//    "audit_bytes":5120}                   // only with `run --audit` (sink/audit_log.h)
 //
 // `safe` is Pipeline::SafePosition(): the earliest line the pipeline still
 // needs, so a restart re-reads from there and the restored pipeline state

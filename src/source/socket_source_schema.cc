@@ -25,8 +25,9 @@ void ReadStreamKeys(config::SourceSection& section, config::SourceConfig* out) {
   StreamLabel label;
   for (const auto& [key, field] : out->label_fields) {
     if (!ParseStreamLabel(key, &label)) {
-      section.Error("label_fields", "unknown label '" + key +
-                                        "' (deployment, namespace, pod, container, file or stream)");
+      section.Error(
+          "label_fields",
+          "unknown label '" + key + "' (deployment, namespace, pod, container, file or stream)");
     }
   }
   section.String("deployment_field", false, &out->deployment_field);

@@ -1,13 +1,13 @@
 // The config contract: DESIGN.md §6 keys, loopback defaults, and one
 // `file:line: key: reason` error for each way a config can be wrong.
 #include "config/config.h"
-#include "source/source_schemas.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
 #include "sink/incident_store.h"
+#include "source/source_schemas.h"
 #include "testing/counting_events.h"
 #include "testing/incident_builder.h"
 
@@ -104,7 +104,8 @@ TEST(ConfigTest, EachSourceTypeReadsItsOwnSectionAndOnlyRegisteredTypesAreKnown)
   auto wrong = config::ParseConfig(
       "f.yaml", "sources:\n  - type: probe\n    every: 2\n    paths: [x]\n", with_probe);
   ASSERT_FALSE(wrong.ok());
-  EXPECT_THAT(wrong.status().message(), HasSubstr("f.yaml:3: sources[0].every: must be at least 5"));
+  EXPECT_THAT(wrong.status().message(),
+              HasSubstr("f.yaml:3: sources[0].every: must be at least 5"));
   EXPECT_THAT(wrong.status().message(), HasSubstr("f.yaml:4: sources[0].paths: unknown key"));
 }
 

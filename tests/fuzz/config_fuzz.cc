@@ -6,13 +6,15 @@
 #include <string>
 
 #include "config/config.h"
-#include "source/source_schemas.h"
 #include "fuzz/fuzz_util.h"
+#include "source/source_schemas.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
-  auto first = fingerprintd::config::ParseConfig("fuzz.yaml", text, fingerprintd::source::BuiltInSourceTypes());
-  auto second = fingerprintd::config::ParseConfig("fuzz.yaml", text, fingerprintd::source::BuiltInSourceTypes());
+  auto first = fingerprintd::config::ParseConfig("fuzz.yaml", text,
+                                                 fingerprintd::source::BuiltInSourceTypes());
+  auto second = fingerprintd::config::ParseConfig("fuzz.yaml", text,
+                                                  fingerprintd::source::BuiltInSourceTypes());
   FUZZ_CHECK(first.ok() == second.ok());
   if (!first.ok()) {
     FUZZ_CHECK(first.status().message() == second.status().message());

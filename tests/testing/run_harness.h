@@ -76,7 +76,7 @@ inline std::string Slice(const std::vector<std::string>& lines, size_t from, siz
   return out;
 }
 
-// The audit (`run --audit`, daemon/audit.h) as digest -> times recorded.
+// The audit (`run --audit`, sink/audit_log.h) as digest -> times recorded.
 inline std::map<std::string, int> AuditedDigests(const fs::path& audit) {
   std::map<std::string, int> out;
   std::istringstream in(ReadFile(audit));

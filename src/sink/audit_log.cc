@@ -1,5 +1,5 @@
-// AuditLog: see audit.h.
-#include "audit.h"
+// AuditLog: see audit_log.h.
+#include "sink/audit_log.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::sink {
 
 namespace {
 
@@ -153,4 +153,4 @@ size_t AuditLog::waiting() const {
   return n;
 }
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::sink

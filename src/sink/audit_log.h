@@ -58,7 +58,7 @@
 #include "fingerprintd/status.h"
 #include "source/checkpoint_store.h"
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::sink {
 
 // The digest the audit writes for `line` (see above).
 uint64_t AuditDigest(std::string_view line);
@@ -120,4 +120,4 @@ class AuditLog {
   uint64_t prepared_bytes_ = 0;
 };
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::sink

@@ -25,14 +25,14 @@
 #include "sink/metrics.h"
 #include "sink/redaction.h"
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::sink {
 
 // Masks the secrets of every incident change (sink/redaction.h), logs it on
 // stderr and hands it to each sink in turn: nothing reaches an output
 // unredacted, what a checkpoint resumed included.
 class FanoutSink final : public correlate::IncidentSink {
  public:
-  explicit FanoutSink(sink::Metrics& metrics) : metrics_(metrics), mirrors_(*this) {}
+  explicit FanoutSink(Metrics& metrics) : metrics_(metrics), mirrors_(*this) {}
   void SetRedactor(std::shared_ptr<const Redactor> redactor) { redactor_ = std::move(redactor); }
   // `mirrors_open`: the sink shows what is open now (metrics, /incidents,
   // Alertmanager), so it is told again what a checkpoint resumed; the JSONL
@@ -71,15 +71,15 @@ class FanoutSink final : public correlate::IncidentSink {
     correlate::Incident incident = given;
     if (!redactor_) return incident;
     std::map<std::string, uint64_t> counts;
-    sink::RedactIncident(*redactor_, &incident, &counts);
+    RedactIncident(*redactor_, &incident, &counts);
     for (const auto& [kind, count] : counts) metrics_.Redacted(kind, count);
     return incident;
   }
 
-  sink::Metrics& metrics_;
+  Metrics& metrics_;
   std::shared_ptr<const Redactor> redactor_;
   std::vector<correlate::IncidentSink*> sinks_;
   Mirrors mirrors_;
 };
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::sink

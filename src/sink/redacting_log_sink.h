@@ -20,7 +20,7 @@
 
 #include "common/redact.h"
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::sink {
 
 class RedactingStderrSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
  public:
@@ -52,4 +52,4 @@ inline std::shared_ptr<RedactingStderrSink>& LogSink() {
   return sink;
 }
 
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::sink

@@ -1,7 +1,7 @@
-// daemon/audit: the committed lines of `run --audit`, kept in step with the
+// sink/audit_log: the committed lines of `run --audit`, kept in step with the
 // checkpoints: only what a checkpoint covers is written, and a crash between
 // the audit's fsync and the checkpoint's rename is cut off at the restart.
-#include "audit.h"
+#include "sink/audit_log.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace fingerprintd::daemon {
+namespace fingerprintd::sink {
 namespace {
 
 namespace fs = std::filesystem;
@@ -119,4 +119,4 @@ TEST_F(AuditLogTest, TheDigestIsCrc32ThenAdler32) {
 }
 
 }  // namespace
-}  // namespace fingerprintd::daemon
+}  // namespace fingerprintd::sink

@@ -78,7 +78,7 @@ void LineTemplates::SetProbes(Entry* e) {
   for (int i = 0; i < 2; ++i) e->probe[i] = Word(head.data() + e->probe_at[i]);
 }
 
-bool LineTemplates::Fits(const Entry& e, std::string_view content, const AtomHints& hints) const {
+bool LineTemplates::Fits(const Entry& e, std::string_view content, const BufferHints& hints) const {
   const std::string& head = e.t.head;
   if (head.empty() || content.size() < head.size()) return false;
   if (head.size() >= 8 && (Word(content.data() + e.probe_at[0]) != e.probe[0] ||
@@ -101,7 +101,7 @@ bool LineTemplates::AlikeButTime(const Entry& e, std::string_view content) {
   return SameOutside(content.data(), t.head.data(), n, t.time_begin, t.time_end);
 }
 
-const LineTemplate* LineTemplates::Find(std::string_view content, const AtomHints& hints) {
+const LineTemplate* LineTemplates::Find(std::string_view content, const BufferHints& hints) {
   if (entries_.empty()) return nullptr;
   // At most one entry has `content`'s head but for the time: two such would
   // be of one shape, which Learn keeps in one place.
@@ -131,7 +131,7 @@ const LineTemplate* LineTemplates::Find(std::string_view content, const AtomHint
 // after it), and so are the header's bytes but for the time, which
 // ParseHeader reads again.
 const LineTemplate* LineTemplates::Retime(size_t i, std::string_view content,
-                                          const AtomHints& hints) {
+                                          const BufferHints& hints) {
   Entry& e = entries_[i];
   LineTemplate& t = e.t;
   const size_t n = t.head.size();
@@ -157,7 +157,7 @@ const LineTemplate* LineTemplates::Retime(size_t i, std::string_view content,
 
 // A template with an empty head whose kind and level ParseHeader gives `content`.
 const LineTemplate* LineTemplates::WithoutHead(std::string_view content,
-                                               const AtomHints& hints) const {
+                                               const BufferHints& hints) const {
   if (content.empty()) return nullptr;
   const char first = FirstClass(content[0]);
   bool parsed = false;

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "fingerprintd/log_record.h"
-#include "parse/atom_hints.h"
+#include "parse/buffer_hints.h"
 #include "parse/header.h"
 
 namespace fingerprintd::parse {
@@ -73,7 +73,7 @@ class LineTemplates {
   // The template `content` has (re-timed in place when only its time
   // differs), or null. `hints` answer whether bytes of `content` are plain
   // ASCII (it lies in their read buffer).
-  const LineTemplate* Find(std::string_view content, const AtomHints& hints);
+  const LineTemplate* Find(std::string_view content, const BufferHints& hints);
   // Keeps `t`, learnt from a line the parser made a record of (whose content
   // starts with `first_byte`): in the place of its process's template of the
   // same shape, else in a free place, else in the oldest one's.
@@ -98,10 +98,10 @@ class LineTemplates {
   static uint64_t KeyOf(const char* p);
   static char FirstClass(char c);
   static void SetProbes(Entry* e);
-  bool Fits(const Entry& e, std::string_view content, const AtomHints& hints) const;
+  bool Fits(const Entry& e, std::string_view content, const BufferHints& hints) const;
   static bool AlikeButTime(const Entry& e, std::string_view content);
-  const LineTemplate* Retime(size_t i, std::string_view content, const AtomHints& hints);
-  const LineTemplate* WithoutHead(std::string_view content, const AtomHints& hints) const;
+  const LineTemplate* Retime(size_t i, std::string_view content, const BufferHints& hints);
+  const LineTemplate* WithoutHead(std::string_view content, const BufferHints& hints) const;
   void Place(size_t slot, Entry e);
   void Reindex();
 

@@ -46,7 +46,7 @@
 
 #include "fingerprintd/parse.h"
 #include "parse/ansi.h"
-#include "parse/atom_hints.h"
+#include "parse/buffer_hints.h"
 #include "parse/envelope.h"
 #include "parse/header.h"
 #include "parse/line_templates.h"
@@ -642,7 +642,7 @@ const WorkerTable& SourceParser::workers() const { return impl_->workers; }
 
 const std::string& SourceParser::source_name() const { return impl_->source_name; }
 
-void SourceParser::FastPath::Use(SourceParser& parser, const AtomHints* hints,
+void SourceParser::FastPath::Use(SourceParser& parser, const BufferHints* hints,
                                  QuietLineTaker* taker) {
   parser.impl_->hints = hints;
   parser.impl_->quiet = taker;

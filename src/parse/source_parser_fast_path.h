@@ -7,7 +7,7 @@
 //   hints.Reset(buffer, ...) ... parser.Feed(line) for the lines of `buffer`
 //
 // With hints, the lines fed that are views of the buffer the hints describe
-// (parse/atom_hints.h) take the parser's fast tiers: the raw prefix, the
+// (parse/buffer_hints.h) take the parser's fast tiers: the raw prefix, the
 // atom-free mark for the engine and, when `taker` is set, the quiet-line skip
 // (parse/line_templates.h). Lines outside that buffer take the per-line path.
 #pragma once
@@ -19,7 +19,7 @@
 
 namespace fingerprintd::parse {
 
-class AtomHints;
+class BufferHints;
 
 // Takes a quiet line whole: the parser vouches that a line of `worker` dated
 // `time_us` is an INFO-like message holding no atom and leaving its
@@ -33,7 +33,7 @@ class QuietLineTaker {
 
 struct SourceParser::FastPath {
   // `hints` and `taker` (either may be null) must outlive the parser.
-  static void Use(SourceParser& parser, const AtomHints* hints, QuietLineTaker* taker);
+  static void Use(SourceParser& parser, const BufferHints* hints, QuietLineTaker* taker);
 };
 
 }  // namespace fingerprintd::parse

@@ -111,7 +111,7 @@ struct SourceParser::Impl {
   // The pipeline's fast path (source_parser_fast_path.h): the search of the
   // buffer the lines being fed are views of, and who may take a quiet line
   // whole. Null: every line takes the per-line path.
-  const AtomHints* hints = nullptr;
+  const BufferHints* hints = nullptr;
   QuietLineTaker* quiet = nullptr;
   LineTemplates templates;  // with hints only
   struct RecentKey {

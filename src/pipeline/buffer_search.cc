@@ -66,7 +66,7 @@ void BufferSearch::Search(std::string_view buffer) {
   }
   hints_.Reset(buffer, rule_set_);
   std::vector<size_t>* ends = hints_.mutable_ends();
-  uint64_t* non_plain = hints_.mutable_non_plain();  // AtomHints::PlainAscii
+  uint64_t* non_plain = hints_.mutable_non_plain();  // BufferHints::PlainAscii
   const size_t probe = std::min(buffer.size(), kProbeBytes);
   if (!matcher_->Search(buffer.substr(0, probe), ends, scratch_.get(), non_plain)) {
     hints_.Clear();  // vouch for nothing in this buffer

@@ -4,7 +4,7 @@
 //
 // Pipeline::Feed searches each buffer it is given for the rule set's atoms
 // and the quiet-line triggers (rules/buffer_matcher.h) before splitting it,
-// into AtomHints the parsers read (parse/atom_hints.h): a line that is a
+// into BufferHints the parsers read (parse/buffer_hints.h): a line that is a
 // view of the buffer and has no occurrence in it holds no atom.
 //
 //   BufferSearch search(rule_set);   // one per pipeline, on its thread
@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "fingerprintd/rules.h"
-#include "parse/atom_hints.h"
+#include "parse/buffer_hints.h"
 #include "rules/buffer_matcher.h"
 
 namespace fingerprintd::pipeline_detail {
@@ -34,7 +34,7 @@ class BufferSearch {
 
   // What the parsers read; null when the rule set has no atoms a search can
   // vouch for (every line then takes the per-line path).
-  const parse::AtomHints* hints() const { return matcher_ != nullptr ? &hints_ : nullptr; }
+  const parse::BufferHints* hints() const { return matcher_ != nullptr ? &hints_ : nullptr; }
   // Searches a buffer before its lines are parsed (see buffer_search.cc for
   // how a buffer dense with atoms is given up on).
   void Search(std::string_view buffer);
@@ -45,7 +45,7 @@ class BufferSearch {
   std::shared_ptr<const rules::BufferMatcher> matcher_;  // null: no search
   const rules::RuleSet* rule_set_;
   std::unique_ptr<rules::BufferMatcher::Scratch> scratch_;
-  parse::AtomHints hints_;
+  parse::BufferHints hints_;
   int skip_ = 0;
   bool dense_before_ = false;  // the last buffer searched was dense
 };

@@ -94,7 +94,7 @@ struct Pipeline::Impl {
       source_.engine->OnRecord(record);
     }
     bool TakeQuietLine(const WorkerInfo& worker, int64_t time_us) override {
-      if (!rules::RuleEngine::FastPath::SkipQuietRecord(*source_.engine, worker)) return false;
+      if (!rules::RuleEngine::FastPath::AbsorbQuietRecord(*source_.engine, worker)) return false;
       MoveFloor(time_us);
       ++impl_.quiet_skipped;
       return true;

@@ -1,5 +1,5 @@
 // BufferMatcher: searches a whole read buffer once for the rule set's
-// prefilter atoms and reports where each occurrence ends (parse/atom_hints.h).
+// prefilter atoms and reports where each occurrence ends (parse/buffer_hints.h).
 //
 //   rules::BufferMatcher matcher(rule_set->Atoms());
 //   rules::BufferMatcher::Scratch scratch(matcher);    // one per thread
@@ -15,7 +15,7 @@
 // Only the atoms that hold no other atom are searched (Searched()): an
 // occurrence of `error executing method 'load_model'` holds one of `error`,
 // so a text holds an atom exactly when it holds an occurrence of a searched
-// one, which is all parse::AtomHints asks.
+// one, which is all parse::BufferHints asks.
 //
 // The backend: SimdLiteralSearch (simd_literal_search.h), the project's own
 // AVX2 filter with exact verification, on any CPU with AVX2 (checked at run
@@ -94,7 +94,7 @@ class BufferMatcher {
   // With `non_plain`, also writes the (buffer.size() + 63) / 64 words there,
   // all of them, a bitmap of the bytes that are not printable ASCII
   // (c < 0x20 || c > 0x7e, '\n' too): bit i % 64 of word i / 64 is set
-  // exactly when buffer[i] is one (parse::AtomHints::PlainAscii).
+  // exactly when buffer[i] is one (parse::BufferHints::PlainAscii).
   // SimdLiteralSearch finds them in its own pass over the bytes, the other
   // backends in a loop of their own. Returns false (ends and non_plain
   // unusable) if the search failed; the caller then vouches for nothing in

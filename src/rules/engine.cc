@@ -19,7 +19,7 @@
 
 namespace fingerprintd::rules {
 
-bool RuleEngine::Impl::SkipQuietRecord(const WorkerInfo& worker) {
+bool RuleEngine::Impl::AbsorbQuietRecord(const WorkerInfo& worker) {
   // After an exception or a held family finding, the next INFO line decides
   // whether it was the input's last word (NoteHealthy): that one is read.
   if (unfiltered || last_exception || !held.empty() || worker.id >= streams.size()) return false;
@@ -404,8 +404,8 @@ Status RuleEngine::RestoreState(const std::string& state, const parse::WorkerTab
 }
 void RuleEngine::OnStreamForgotten(const WorkerInfo& worker) { impl_->Forget(worker); }
 void RuleEngine::ForgetExpiredStages(int64_t floor_us) { impl_->ForgetExpiredStages(floor_us); }
-bool RuleEngine::FastPath::SkipQuietRecord(RuleEngine& engine, const WorkerInfo& worker) {
-  return engine.impl_->SkipQuietRecord(worker);
+bool RuleEngine::FastPath::AbsorbQuietRecord(RuleEngine& engine, const WorkerInfo& worker) {
+  return engine.impl_->AbsorbQuietRecord(worker);
 }
 void RuleEngine::Finish() { impl_->Finish(); }
 

@@ -17,7 +17,7 @@ struct RuleEngine::FastPath {
   // traceback, and the rule set has no pattern that runs on every line. Then
   // this ends the carry, as the record would, and returns true; else it
   // changes nothing and returns false (the record is processed).
-  static bool SkipQuietRecord(RuleEngine& engine, const WorkerInfo& worker);
+  static bool AbsorbQuietRecord(RuleEngine& engine, const WorkerInfo& worker);
 };
 
 }  // namespace fingerprintd::rules

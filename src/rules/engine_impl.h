@@ -168,7 +168,7 @@ struct RuleEngine::Impl {
     unfiltered = rules->UnfilteredPatternCount() != 0;
   }
 
-  bool SkipQuietRecord(const WorkerInfo& worker);
+  bool AbsorbQuietRecord(const WorkerInfo& worker);
 
   int64_t KeptFor(uint32_t rule) const {
     return rules->rules()[rule].maxspan_us + kStageClockSkewUs;

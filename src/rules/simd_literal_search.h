@@ -44,7 +44,7 @@
 //
 // The same pass can also mark the bytes that are not printable ASCII (below
 // 0x20 or above 0x7e, '\n' among them), one bit per byte: what
-// parse::IsPlainAscii looks for, so parse::AtomHints answers it for any
+// parse::IsPlainAscii looks for, so parse::BufferHints answers it for any
 // line of the buffer without a second pass over its bytes. In the short
 // filter's loop (the probes' when there are no short literals) that costs
 // about seven instructions per 64 bytes (both blocks tested at once with the

@@ -20,7 +20,7 @@
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/source.h"
-#include "parse/atom_hints.h"
+#include "parse/buffer_hints.h"
 #include "parse/line_templates.h"
 #include "rules/buffer_matcher.h"
 #include "testing/buffer_first_runs.h"
@@ -315,7 +315,7 @@ TEST(BufferFirstTest, TriggersAreFoundInALineInAnyCaseAsANaiveSearchFindsThem) {
     for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     bool naive = false;
     for (const std::string& t : triggers) naive = naive || lowered.find(t) != std::string::npos;
-    parse::AtomHints hints;
+    parse::BufferHints hints;
     hints.Reset(line, nullptr);
     ASSERT_TRUE(matcher->Search(line, hints.mutable_ends(), &scratch, hints.mutable_non_plain()));
     hints.Seal();

@@ -127,7 +127,7 @@ TEST(BufferMatcherTest, OnlyAtomsHoldingNoOtherAreSearched) {
   EXPECT_EQ(matcher.longest(), 5u);
 }
 
-// What parse::AtomHints::AtomFree asks of the reported ends: no end inside
+// What parse::BufferHints::AtomFree asks of the reported ends: no end inside
 // a text whenever the text holds an atom, whichever atoms were searched.
 TEST(BufferMatcherTest, ATextHoldingAnyOfThePacksAtomsHoldsAReportedEnd) {
   const std::vector<std::string>& atoms = testing::EmbeddedRules()->Atoms();

@@ -368,19 +368,19 @@ TEST_F(RuleEngineTest, PastedExceptionOfAnotherTypeIsNotThisRule) {
 }
 
 TEST_F(RuleEngineTest, AStreamIsQuietOnlyOnceSeenWithNothingWaiting) {
-  EXPECT_FALSE(RuleEngine::FastPath::SkipQuietRecord(
+  EXPECT_FALSE(RuleEngine::FastPath::AbsorbQuietRecord(
       engine_, worker_));  // never seen: its first record reports it
   Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  EXPECT_TRUE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
+  EXPECT_TRUE(RuleEngine::FastPath::AbsorbQuietRecord(engine_, worker_));
   Line(Level::kError, "Worker failed with error 'Unknown SF transformation'", kT0);
-  EXPECT_FALSE(RuleEngine::FastPath::SkipQuietRecord(
+  EXPECT_FALSE(RuleEngine::FastPath::AbsorbQuietRecord(
       engine_, worker_));  // a symptom waits for its traceback
   Traceback(kWeightPrep, kSymptom, kT0);
-  EXPECT_TRUE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
+  EXPECT_TRUE(RuleEngine::FastPath::AbsorbQuietRecord(engine_, worker_));
   worker_.rank = 3;  // learnt by the parser: the next record reports the rank
-  EXPECT_FALSE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
+  EXPECT_FALSE(RuleEngine::FastPath::AbsorbQuietRecord(engine_, worker_));
   Line(Level::kInfo, "Avg prompt throughput: 0.0 tokens/s", kT0);
-  EXPECT_TRUE(RuleEngine::FastPath::SkipQuietRecord(engine_, worker_));
+  EXPECT_TRUE(RuleEngine::FastPath::AbsorbQuietRecord(engine_, worker_));
 }
 
 TEST_F(RuleEngineTest, ExpiredStagesAreForgottenAndNoLongerNeeded) {

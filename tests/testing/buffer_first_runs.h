@@ -14,7 +14,7 @@
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/source.h"
-#include "parse/atom_hints.h"
+#include "parse/buffer_hints.h"
 #include "parse/line_templates.h"
 #include "rules/buffer_matcher.h"
 #include "testing/counting_events.h"

@@ -1,9 +1,9 @@
-// AtomHints::AtomFree keeps a cursor for texts asked in buffer order (lines)
+// BufferHints::AtomFree keeps a cursor for texts asked in buffer order (lines)
 // and searches for the others: either way it must answer what a scan of all
-// the ends answers. AtomHints::PlainAscii answers from the matcher's bitmap
+// the ends answers. BufferHints::PlainAscii answers from the matcher's bitmap
 // what parse::IsPlainAscii answers from the bytes, for every line and any
 // part of one, in any order.
-#include "parse/atom_hints.h"
+#include "parse/buffer_hints.h"
 
 #include <gtest/gtest.h>
 
@@ -19,11 +19,11 @@
 namespace fingerprintd::parse {
 namespace {
 
-TEST(AtomHintsTest, AtomFreeAnswersAsAScanOfEveryEndInOrderAndOutOfOrder) {
+TEST(BufferHintsTest, AtomFreeAnswersAsAScanOfEveryEndInOrderAndOutOfOrder) {
   std::mt19937 rng(20261130);
   for (int round = 0; round < 200; ++round) {
     const std::string buffer(1 + rng() % 3000, 'x');
-    AtomHints hints;
+    BufferHints hints;
     int marker = 0;
     hints.Reset(buffer, &marker);
     std::vector<size_t> ends;
@@ -79,7 +79,7 @@ std::string RandomLines(std::mt19937& rng, size_t size) {
 
 // A buffer searched as replay searches one (rules::BufferMatcher with the
 // pack's atoms and the quiet-line triggers).
-void Search(std::string_view buffer, AtomHints* hints) {
+void Search(std::string_view buffer, BufferHints* hints) {
   static const rules::BufferMatcher matcher(
       WithQuietLineTriggers(testing::EmbeddedRules()->Atoms()));
   rules::BufferMatcher::Scratch scratch(matcher);
@@ -89,9 +89,9 @@ void Search(std::string_view buffer, AtomHints* hints) {
   hints->Seal();
 }
 
-TEST(AtomHintsTest, PlainAsciiAnswersAsIsPlainAsciiForEveryLineAndPartOfOneInAnyOrder) {
+TEST(BufferHintsTest, PlainAsciiAnswersAsIsPlainAsciiForEveryLineAndPartOfOneInAnyOrder) {
   std::mt19937 rng(1616);
-  AtomHints hints;  // one for all buffers, as replay keeps it
+  BufferHints hints;  // one for all buffers, as replay keeps it
   for (int round = 0; round < 40; ++round) {
     const std::string text = RandomLines(rng, round < 20 ? rng() % 3000 : 100000 + rng() % 200000);
     const std::string_view buffer = std::string_view(text).substr(rng() % 16);
@@ -128,10 +128,10 @@ TEST(AtomHintsTest, PlainAsciiAnswersAsIsPlainAsciiForEveryLineAndPartOfOneInAny
   }
 }
 
-TEST(AtomHintsTest, PlainAsciiVouchesForNothingOutsideTheBufferOrUnmarked) {
+TEST(BufferHintsTest, PlainAsciiVouchesForNothingOutsideTheBufferOrUnmarked) {
   const std::string text = "plain line\nanother plain line\n";
   const std::string_view buffer = std::string_view(text).substr(0, 20);
-  AtomHints hints;
+  BufferHints hints;
   EXPECT_FALSE(hints.PlainAscii(buffer.substr(0, 5)));  // nothing searched
   int marker = 0;
   hints.Reset(buffer, &marker);

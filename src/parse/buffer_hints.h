@@ -1,8 +1,9 @@
-// AtomHints: where one read buffer holds an occurrence of the rule set's
+// BufferHints: where one read buffer holds an occurrence of the rule set's
 // prefilter atoms, so the parser can tell a line without any from its bytes.
 //
-//   parse::AtomHints hints;                       // SourceParser::FastPath::Use(parser, &hints,
-//   ...) hints.Reset(buffer, rule_set.get());          // before the buffer's lines are fed
+//   parse::BufferHints hints;
+//   SourceParser::FastPath::Use(parser, &hints, taker);  // once
+//   hints.Reset(buffer, rule_set.get());     // before the buffer's lines are fed
 //   matcher.Search(buffer, hints.mutable_ends(), scratch, hints.mutable_non_plain());
 //   hints.Seal();
 //   ... parser.Feed(line) for the lines that are views of `buffer` ...
@@ -32,7 +33,7 @@
 
 namespace fingerprintd::parse {
 
-class AtomHints {
+class BufferHints {
  public:
   // Starts a buffer searched for the atoms of `rule_set` (a rules::RuleSet*).
   void Reset(std::string_view buffer, const void* rule_set) {

@@ -97,8 +97,6 @@ const RE2& LabelName() {
   return re;
 }
 
-using Errors = ConfigErrors;
-
 // A label as Prometheus and Alertmanager take it; "" when it is one. The one
 // check for the config file's labels and `--label` (run and replay).
 std::string LabelProblem(const std::string& key, const std::string& value) {
@@ -110,7 +108,7 @@ std::string LabelProblem(const std::string& key, const std::string& value) {
 }
 
 // `labels:` of a source or of alertmanager.
-void ParseLabels(Errors& e, const YAML::Node& node, const std::string& where,
+void ParseLabels(ConfigErrors& e, const YAML::Node& node, const std::string& where,
                  std::map<std::string, std::string>* out) {
   e.Add(GetStringMap(e.format, node, where, "labels", out));
   for (const auto& [key, value] : *out) {
@@ -129,7 +127,7 @@ std::string DeploymentFromProblem(const std::string& pattern) {
 }
 
 // `deployment_from`, optional, for every source type that takes it.
-void ParseDeploymentFrom(Errors& e, const YAML::Node& node, const std::string& where,
+void ParseDeploymentFrom(ConfigErrors& e, const YAML::Node& node, const std::string& where,
                          std::string* out) {
   e.Add(GetString(e.format, node, where, "deployment_from", false, out));
   if (out->empty()) return;
@@ -139,21 +137,21 @@ void ParseDeploymentFrom(Errors& e, const YAML::Node& node, const std::string& w
 }
 
 // An integer key of a section that must be at least `min` / more than 0.
-void GetAtLeast(Errors& e, const YAML::Node& node, const std::string& where, std::string_view key,
-                uint64_t min, uint64_t max, uint64_t* out) {
+void GetAtLeast(ConfigErrors& e, const YAML::Node& node, const std::string& where,
+                std::string_view key, uint64_t min, uint64_t max, uint64_t* out) {
   if (!e.Add(GetUint(e.format, node, where, key, max, out))) return;
   if (*out < min) {
     e.At(node[std::string(key)], FieldName(where, key), "must be at least " + std::to_string(min));
   }
 }
-void GetPositive(Errors& e, const YAML::Node& node, const std::string& where, std::string_view key,
-                 uint64_t max, uint64_t* out) {
+void GetPositive(ConfigErrors& e, const YAML::Node& node, const std::string& where,
+                 std::string_view key, uint64_t max, uint64_t* out) {
   if (!e.Add(GetUint(e.format, node, where, key, max, out))) return;
   if (*out == 0) e.At(node[std::string(key)], FieldName(where, key), "must be > 0");
 }
 
 // One `sources[i]` mapping: its type's schema reads the rest (config/source_types.h).
-void ParseSource(Errors& e, const SourceTypes& types, const YAML::Node& node,
+void ParseSource(ConfigErrors& e, const SourceTypes& types, const YAML::Node& node,
                  const std::string& where, SourceConfig* out) {
   if (!node.IsMap()) return e.At(node, where, "expected a mapping");
   out->line = node.Mark().line + 1;
@@ -171,7 +169,7 @@ void ParseSource(Errors& e, const SourceTypes& types, const YAML::Node& node,
 
 // Reads `key: {sub: scalar}` sections such as `http: {listen: ...}`; *out is
 // left null (IsMap() false) when the section is absent or not a mapping.
-void ParseSection(Errors& e, const YAML::Node& root, const std::string& key,
+void ParseSection(ConfigErrors& e, const YAML::Node& root, const std::string& key,
                   std::initializer_list<std::string_view> allowed, YAML::Node* out) {
   YAML::Node node = root[key];
   if (!node.IsDefined() || node.IsNull()) return;
@@ -179,7 +177,7 @@ void ParseSection(Errors& e, const YAML::Node& root, const std::string& key,
   if (node.IsMap()) *out = node;
 }
 
-void ParseTailer(Errors& e, const YAML::Node& root, TailerConfig* out) {
+void ParseTailer(ConfigErrors& e, const YAML::Node& root, TailerConfig* out) {
   YAML::Node node;
   ParseSection(e, root, "tailer",
                {"inotify", "poll_interval", "rescan_interval", "safety_rescan_interval",
@@ -196,7 +194,7 @@ void ParseTailer(Errors& e, const YAML::Node& root, TailerConfig* out) {
   GetPositive(e, node, "tailer", "max_files", 1'000'000, &out->max_files);
 }
 
-void ParseLimits(Errors& e, const YAML::Node& root, LimitsConfig* out) {
+void ParseLimits(ConfigErrors& e, const YAML::Node& root, LimitsConfig* out) {
   YAML::Node node;
   ParseSection(
       e, root, "limits",
@@ -216,7 +214,7 @@ void ParseLimits(Errors& e, const YAML::Node& root, LimitsConfig* out) {
   e.Add(GetDuration(e.format, node, w, "symptom_timeout", &out->symptom_timeout_us));
 }
 
-void ParseAlertmanager(Errors& e, const YAML::Node& root, AlertmanagerConfig* out) {
+void ParseAlertmanager(ConfigErrors& e, const YAML::Node& root, AlertmanagerConfig* out) {
   YAML::Node node;
   ParseSection(e, root, "alertmanager",
                {"url", "tls_config", "basic_auth", "bearer_token_file", "labels", "resend_interval",
@@ -276,7 +274,7 @@ void ParseAlertmanager(Errors& e, const YAML::Node& root, AlertmanagerConfig* ou
   }
 }
 
-void ParseHttp(Errors& e, const YAML::Node& root, DaemonConfig* out) {
+void ParseHttp(ConfigErrors& e, const YAML::Node& root, DaemonConfig* out) {
   // One fresh Node per section: assigning to a bound YAML::Node would
   // overwrite the node it refers to inside the tree.
   YAML::Node http;
@@ -305,7 +303,7 @@ void ParseHttp(Errors& e, const YAML::Node& root, DaemonConfig* out) {
   if (!s.ok()) e.At(http["listen"], "http.listen", s.message());
 }
 
-void ParseLog(Errors& e, const YAML::Node& root, DaemonConfig* out) {
+void ParseLog(ConfigErrors& e, const YAML::Node& root, DaemonConfig* out) {
   YAML::Node log;
   ParseSection(e, root, "log", {"level", "format"}, &log);
   if (!log.IsMap()) return;
@@ -321,7 +319,7 @@ void ParseLog(Errors& e, const YAML::Node& root, DaemonConfig* out) {
 }
 
 // redaction: {defaults: true, patterns: [{kind: k, regex: '...'}, ...]}
-void ParseRedaction(Errors& e, const YAML::Node& root, RedactionConfig* out) {
+void ParseRedaction(ConfigErrors& e, const YAML::Node& root, RedactionConfig* out) {
   YAML::Node redaction;
   ParseSection(e, root, "redaction", {"defaults", "patterns"}, &redaction);
   if (!redaction.IsMap()) return;
@@ -373,7 +371,7 @@ bool SamePort(const std::string& a, const std::string& b) {
 
 // Two listeners on one port (sources, http) or two sockets on one path fail
 // at start-up; `config check` says so first, naming both.
-void CheckClashes(Errors& e, const YAML::Node& sources, const DaemonConfig& config) {
+void CheckClashes(ConfigErrors& e, const YAML::Node& sources, const DaemonConfig& config) {
   const auto& all = config.sources;
   // The key's line, or the source's when the key is absent (a default).
   auto at = [&sources](size_t i, const char* key) {
@@ -403,7 +401,8 @@ void CheckClashes(Errors& e, const YAML::Node& sources, const DaemonConfig& conf
   }
 }
 
-void ParseRoot(Errors& e, const SourceTypes& types, const YAML::Node& root, DaemonConfig* out) {
+void ParseRoot(ConfigErrors& e, const SourceTypes& types, const YAML::Node& root,
+               DaemonConfig* out) {
   if (!root.IsDefined() || root.IsNull()) {
     e.Add(e.format.ErrorAt(1, "sources", "empty config: at least one source is needed"));
     return;
@@ -569,7 +568,7 @@ Pipeline::Options PipelineOptionsFor(const DaemonConfig& config) {
 
 StatusOr<DaemonConfig> ParseConfig(const std::string& file, const std::string& text,
                                    const SourceTypes& types) {
-  Errors errors(file);
+  ConfigErrors errors(file);
   YAML::Node root;
   if (Status s = yaml_strict::ParseYamlText(errors.format, text, &root); !s.ok()) return s;
   DaemonConfig config;

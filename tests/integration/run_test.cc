@@ -320,6 +320,11 @@ TEST_F(RunTest, AFileDeletedWhileOpenIsReadToItsEndAndItsPathIsFollowedWhenItRea
   std::string again = "INFO 03-04 10:20:00 [core.py:61] started again\n";
   Append("w.log", again + again);
   ASSERT_TRUE(WaitFor([&] { return StderrCount("rotated;") == 1; })) << Stderr();
+  // The new file is opened first and read on the daemon's next tick: stop
+  // once its two lines are counted (a stop right after the open raced it).
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricValue(Get("/metrics").body, "fingerprintd_lines_total") == kGoldenLines + 2;
+  })) << Stderr();
   StopSummary summary = Stop(daemon);
   ExpectOneCompleteIncident();
   EXPECT_EQ(summary.lines, kGoldenLines + 2);

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <string>
 
+#include "testing/scratch_path.h"
+
 namespace fingerprintd::daemon {
 namespace {
 
@@ -54,12 +56,7 @@ class NotifySocket {
   bool bound_ = false;
 };
 
-std::string SocketPath() {
-  return (std::filesystem::temp_directory_path() /
-          ("fingerprintd-notify-" + std::to_string(::getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-      .string();
-}
+std::string SocketPath() { return (testing::ScratchPath("notify")).string(); }
 
 TEST(SdNotifyTest, ReadyReachesThePathInNotifySocket) {
   NotifySocket systemd(SocketPath());

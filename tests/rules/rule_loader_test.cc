@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "fingerprintd/rules.h"
+#include "testing/scratch_path.h"
 
 namespace fingerprintd::rules {
 namespace {
@@ -264,9 +265,7 @@ TEST(RuleLoaderTest, DuplicateKeyIsRejectedNamingBothLines) {
 class RuleDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("fingerprintd-rules-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::ScratchPath("rules");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     Write("facts.yaml", kFacts);

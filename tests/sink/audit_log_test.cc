@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/scratch_path.h"
+
 namespace fingerprintd::sink {
 namespace {
 
@@ -22,9 +24,7 @@ using ::testing::ElementsAre;
 class AuditLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = fs::temp_directory_path() /
-            ("fingerprintd-audit-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    path_ = testing::ScratchPath("audit");
     fs::remove(path_);
   }
   void TearDown() override { fs::remove(path_); }

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "testing/replay_harness.h"
+#include "testing/scratch_path.h"
 
 namespace fingerprintd::sink {
 namespace {
@@ -25,10 +26,7 @@ using correlate::IncidentChange;
 class JsonlSinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = (fs::temp_directory_path() /
-             ("fingerprintd-jsonl-" + std::to_string(::getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl"))
-                .string();
+    path_ = testing::ScratchPath("jsonl").string() + ".jsonl";
     fs::remove(path_);
   }
   void TearDown() override { fs::remove(path_); }

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testing/scratch_path.h"
+
 namespace fingerprintd::source {
 namespace {
 
@@ -21,9 +23,7 @@ using ::testing::HasSubstr;
 class CheckpointStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fingerprintd-checkpoint-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::ScratchPath("checkpoint");
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -21,6 +21,7 @@
 #include "sink/metrics.h"
 #include "testing/replay_harness.h"
 #include "testing/run_harness.h"
+#include "testing/scratch_path.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -81,9 +82,7 @@ class FileSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     g_now = kStart;
-    dir_ = fs::temp_directory_path() /
-           ("fingerprintd-file-source-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::ScratchPath("file-source");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     config_.type = config::SourceType::kFile;

@@ -16,6 +16,7 @@
 
 #include "common/line_splitter.h"
 #include "fingerprintd/pipeline_events.h"
+#include "testing/scratch_path.h"
 
 namespace fingerprintd::source {
 namespace {
@@ -52,9 +53,7 @@ Read ReadAll(const std::vector<std::string>& pieces, size_t chunk_bytes) {
 class ReplayReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fingerprintd-replay-reader-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::ScratchPath("replay-reader");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

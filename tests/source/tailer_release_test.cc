@@ -19,6 +19,7 @@
 
 #include "source/tailer.h"
 #include "testing/counting_events.h"
+#include "testing/scratch_path.h"
 #include "testing/tailer_lines.h"
 
 namespace fingerprintd::source {
@@ -68,9 +69,7 @@ uint64_t Allocated(const std::string& path) {
 class TailerReleaseTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fingerprintd-release-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::ScratchPath("release");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / "vllm.log").string();

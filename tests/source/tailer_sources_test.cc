@@ -19,6 +19,7 @@
 #include "source/tailer.h"
 #include "testing/counting_events.h"
 #include "testing/privileges.h"
+#include "testing/scratch_path.h"
 #include "testing/tailer_lines.h"
 
 namespace fingerprintd::source {
@@ -79,9 +80,7 @@ class Client final : public TailerClient {
 class TailerSourcesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fingerprintd-sources-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::ScratchPath("sources");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

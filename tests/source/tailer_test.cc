@@ -23,6 +23,7 @@
 #include "source/glob.h"
 #include "source/inotify_watcher.h"
 #include "testing/counting_events.h"
+#include "testing/scratch_path.h"
 #include "testing/tailer_lines.h"
 
 namespace fingerprintd::source {
@@ -81,9 +82,7 @@ class RecordingClient final : public TailerClient {
 class TailerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fingerprintd-tailer-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = testing::ScratchPath("tailer");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

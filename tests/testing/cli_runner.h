@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <string>
 
+#include "testing/scratch_path.h"
+
 namespace fingerprintd::testing {
 
 struct CommandResult {
@@ -45,9 +47,7 @@ inline std::string Quoted(const std::filesystem::path& path) { return "'" + path
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("fingerprintd-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = ScratchPath("cli");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

@@ -264,7 +264,6 @@ void Tailer::HandleInotify(int64_t now_us) {
   if (watcher_ == nullptr) return;
   std::vector<InotifyWatcher::Event> events;
   bool complete = watcher_->Drain(&events);
-  more_ = false;
   if (!complete) {
     Rescan(now_us);
     Poll(now_us);

@@ -270,7 +270,9 @@ class Tailer {
   // directories they name (a directory change triggers a Rescan); an event
   // queue overflow falls back to Rescan + Poll.
   void HandleInotify(int64_t now_us);
-  // True when a file still had unread bytes at the end of the last call.
+  // True when a file still had unread bytes at the end of the last call that
+  // serviced it; false only after a Poll, which services them all (a
+  // HandleInotify for one file leaves another's catch-up pending).
   bool HasMoreToRead() const { return more_; }
   // True while a deleted file is read on or a deleted stream waits to end:
   // poll at the poll interval (writes to a deleted file may wake no watch).

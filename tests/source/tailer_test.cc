@@ -608,6 +608,31 @@ TEST_F(TailerTest, InotifyReportsWritesAndNewFiles) {
   EXPECT_THAT(client_.Texts(), ElementsAre("a1", "a2", "b1"));
 }
 
+// A daemon catching up on a file it left behind (a crashed worker's last log,
+// no longer written) while another file in the same directory is written: the
+// other file's inotify event must not end the catch-up. It did: the backlog
+// stalled at the first budget until the file was written again, or the
+// 60 s safety poll.
+TEST_F(TailerTest, AWriteToAnotherFileDoesNotStallTheCatchUpOfABusyOne) {
+  options_.max_read_per_call = 1024;
+  options_.read_chunk_bytes = 512;
+  auto watcher = InotifyWatcher::Create();
+  ASSERT_TRUE(watcher.ok()) << watcher.status().message();
+  std::string line(99, 'y');
+  for (int i = 0; i < 50; ++i) Append("0.log", line + "\n");
+  auto tailer = MakeTailer("*.log");
+  tailer->SetWatcher(watcher->get());
+  tailer->Rescan(now_);  // one slice of 0.log's 5,000 bytes
+  ASSERT_TRUE(tailer->HasMoreToRead());
+  Append("1.log", "b1\n");
+  struct pollfd pfd = {(*watcher)->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 5000), 1);
+  tailer->HandleInotify(now_);
+  EXPECT_TRUE(tailer->HasMoreToRead());
+  for (int i = 0; i < 10 && tailer->HasMoreToRead(); ++i) tailer->Poll(now_);
+  EXPECT_EQ(client_.lines.size(), 51u);
+}
+
 // Two paths to one directory (the directory and a symlink to it) share one
 // inotify watch: the second path got no events, and once the directory was
 // deleted and created again it was never watched again.

@@ -552,7 +552,10 @@ def main():
     with open(audit_path, "rb") as f:
         for raw in f:
             dg, _, source = raw.rstrip(b"\n").split(b" ", 2)
-            audited[source.decode()][int(dg, 16)] += 1
+            source = source.decode()
+            if source.startswith("tcp:"):  # a socket stream: its source, '#', its slot, ...
+                source = source.split("#", 1)[0]
+            audited[source][int(dg, 16)] += 1
             audit_lines += 1
     file_lost = file_doubled = sock_doubled = sock_lost_final = unknown = 0
     lost_examples = []

@@ -350,7 +350,7 @@ class Daemon {
   Status StartGeneration(const source::Checkpoint* checkpoint) {
     generation_ = std::make_unique<Generation>();
     Pipeline::Options pipeline_options = config::PipelineOptionsFor(config_);
-    if (audit_) pipeline_options.line_observer = audit_->FileLineObserver();
+    if (audit_) pipeline_options.line_observer = audit_->LineObserver();
     generation_->pipeline = std::make_unique<Pipeline>(rules_, pipeline_options, metrics_, fanout_);
     std::vector<FileSource*> files;
     for (const config::SourceConfig& source : config_.sources) {
@@ -360,11 +360,6 @@ class Daemon {
         context.on_accept_failed = [this](std::string_view reason) {
           metrics_.AcceptFailed(reason);
         };
-        if (audit_) {
-          context.on_line = [audit = audit_.get()](std::string_view name, std::string_view line) {
-            audit->OnSocketLine(name, line);
-          };
-        }
         generation_->sources.push_back(MakeSocketSource(source, std::move(context)));
         continue;
       }

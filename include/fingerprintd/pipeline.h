@@ -1,8 +1,8 @@
 // Pipeline: the one place that wires bytes -> lines -> parse -> rules ->
 // correlate. Replay, the rule tests, the fuzzer, the file tailer, the socket
-// and stdin sources all hand a source's bytes to Pipeline::Feed (a socket
-// frame, already a line, is followed by EndLine); nothing else builds a
-// SourceParser, RuleEngine or Correlator.
+// and stdin sources all hand a source's bytes to Pipeline::Feed (a `jsonl`
+// record's text, decoded by its source and already a line, is followed by
+// EndLine); nothing else builds a SourceParser, RuleEngine or Correlator.
 //
 //   Pipeline pipeline(rules, options, events, sink);
 //   SourceId a = pipeline.AddSource({.name = "pods/a/0.log", .deployment = "llama"});
@@ -182,6 +182,11 @@ class Pipeline {
   // it is (the tailer moved to another file; a socket frame that is a whole
   // line). Nothing to do when the last byte fed was a '\n'.
   void EndLine(SourceId source);
+  // The bytes fed after the last '\n' will never end their line (a socket
+  // client went away mid-line): they are dropped and counted once as
+  // DropReason::kCutAtDisconnect. Nothing to do when the last byte fed was a
+  // '\n'.
+  void DropUnfinishedLine(SourceId source);
 
   // The source has no more input (replay: its file was read; live: the file
   // was deleted or the connection closed): ends its unfinished line

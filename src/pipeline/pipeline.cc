@@ -34,6 +34,11 @@ void Pipeline::EndLine(SourceId source) {
   if (Impl::Source* s = impl_->Get(source)) impl_->EndLine(*s);
 }
 
+void Pipeline::DropUnfinishedLine(SourceId source) {
+  Impl::Source* s = impl_->Get(source);
+  if (s != nullptr && s->lines.Drop()) impl_->events.LineDropped(DropReason::kCutAtDisconnect);
+}
+
 void Pipeline::EndSource(SourceId source) {
   if (Impl::Source* s = impl_->Get(source)) impl_->End(*s);
 }
@@ -41,6 +46,7 @@ void Pipeline::EndSource(SourceId source) {
 void Pipeline::ForgetSource(SourceId source) {
   Impl::Source* s = impl_->Get(source);
   if (s == nullptr) return;
+  impl_->EndLine(*s);  // its last line is still a file's (Options::line_observer)
   s->spec.transient = true;
   impl_->End(*s);
 }

@@ -70,14 +70,18 @@ void AuditLog::OnFileLine(const std::string& source, std::string_view line, uint
   files_[source].push_back(Entry{offset, AuditDigest(line)});
 }
 
-std::function<void(const SourceSpec&, std::string_view, uint64_t)> AuditLog::FileLineObserver() {
+std::function<void(const SourceSpec&, std::string_view, uint64_t)> AuditLog::LineObserver() {
   return [this](const SourceSpec& spec, std::string_view line, uint64_t offset) {
-    if (!spec.transient) OnFileLine(spec.name, line, offset);
+    if (spec.transient) {
+      OnSocketLine(spec.name, line);
+    } else {
+      OnFileLine(spec.name, line, offset);
+    }
   };
 }
 
-void AuditLog::OnSocketLine(std::string_view source, std::string_view line) {
-  sockets_.emplace_back(std::string(source), AuditDigest(line));
+void AuditLog::OnSocketLine(std::string_view stream, std::string_view line) {
+  sockets_.emplace_back(std::string(stream), AuditDigest(line));
 }
 
 StatusOr<uint64_t> AuditLog::Prepare(const source::Checkpoint& checkpoint) {

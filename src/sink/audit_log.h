@@ -29,6 +29,10 @@
 //
 //   <digest, 16 hex> <stream offset, or - for a socket line> <source>\n
 //
+// where <source> is a file's path, or a socket stream's name: its source,
+// '#', the connection's slot and, for `jsonl`, the pod and container
+// (source/socket_streams.h).
+//
 // digest = crc32(line) << 32 | adler32(line) (zlib; in Python
 // `zlib.crc32(b) << 32 | zlib.adler32(b)`), over the line as the pipeline got
 // it: without its '\n', a file line with its envelope, a jsonl socket line's
@@ -77,13 +81,14 @@ class AuditLog {
 
   // A line of a tailed file, fed at stream `offset` (offsets of one source increase).
   void OnFileLine(const std::string& source, std::string_view line, uint64_t offset);
-  // A line of a socket or stdin stream.
-  void OnSocketLine(std::string_view source, std::string_view line);
-  // The Pipeline::Options::line_observer that records every tailed file's
-  // line as the pipeline gets it (OnFileLine); a socket's lines, transient
-  // sources, come through OnSocketLine from their source.
+  // A line of a socket or stdin stream, named by its stream
+  // (`tcp:127.0.0.1:5170#3/ns/pod/container`, source/socket_streams.h).
+  void OnSocketLine(std::string_view stream, std::string_view line);
+  // The Pipeline::Options::line_observer that records every line as the
+  // pipeline gets it: a tailed file's with OnFileLine, a socket stream's (a
+  // transient source) with OnSocketLine.
   std::function<void(const SourceSpec& spec, std::string_view line, uint64_t offset)>
-  FileLineObserver();
+  LineObserver();
 
   // Appends the waiting lines below each source's safe offset in
   // `checkpoint`, and every socket line, then fsyncs; returns the file's

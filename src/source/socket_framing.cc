@@ -105,32 +105,15 @@ JsonResult DecodeJsonLine(std::string_view line, const JsonFields& fields,
   return JsonResult::kOk;
 }
 
-FrameDecoder::FrameDecoder(Framing framing, size_t max_line_bytes, JsonFields fields,
-                           PipelineEvents& events)
-    : framing_(framing),
-      fields_(std::move(fields)),
+JsonlDecoder::JsonlDecoder(size_t max_line_bytes, JsonFields fields, PipelineEvents& events)
+    : fields_(std::move(fields)),
       events_(events),
-      splitter_(max_line_bytes, events),
       max_string_(max_line_bytes > 64 ? max_line_bytes - 8 : max_line_bytes),
       max_record_(2 * max_line_bytes + kJsonSlackBytes) {}
 
-void FrameDecoder::Append(std::string_view bytes, const OnLine& on_line) {
-  if (bytes.empty()) return;
-  if (framing_ == Framing::kJsonl) {
-    AppendJsonl(bytes, on_line);
-  } else {
-    splitter_.Append(bytes, [&](std::string_view line, uint64_t) { on_line(line, labels_); });
-  }
-  mid_line_ = bytes.back() != '\n';
-}
-
-void FrameDecoder::Finish(bool deliver_partial, const OnLine& on_line) {
+void JsonlDecoder::Finish(bool deliver_partial, const OnLine& on_line) {
   if (mid_line_ && deliver_partial) {
-    if (framing_ == Framing::kJsonl) {
-      EndRecord(on_line);
-    } else {
-      splitter_.Finish([&](std::string_view line, uint64_t) { on_line(line, labels_); });
-    }
+    EndRecord(on_line);
   } else if (mid_line_) {
     events_.LineDropped(DropReason::kCutAtDisconnect);
     record_.clear();
@@ -140,7 +123,9 @@ void FrameDecoder::Finish(bool deliver_partial, const OnLine& on_line) {
   mid_line_ = false;
 }
 
-void FrameDecoder::AppendJsonl(std::string_view bytes, const OnLine& on_line) {
+void JsonlDecoder::Append(std::string_view bytes, const OnLine& on_line) {
+  if (bytes.empty()) return;
+  mid_line_ = bytes.back() != '\n';
   while (!bytes.empty()) {
     const size_t nl = bytes.find('\n');
     std::string_view piece = nl == std::string_view::npos ? bytes : bytes.substr(0, nl);
@@ -161,7 +146,7 @@ void FrameDecoder::AppendJsonl(std::string_view bytes, const OnLine& on_line) {
 
 // Keeps the bytes of a record that need the scan: every byte outside strings,
 // each string's first max_string_ bytes and its closing quote.
-void FrameDecoder::KeepRecordBytes(std::string_view piece) {
+void JsonlDecoder::KeepRecordBytes(std::string_view piece) {
   for (char c : piece) {
     if (record_.size() >= max_record_) {
       cut_ = true;  // the rest of the record is skipped
@@ -190,7 +175,7 @@ void FrameDecoder::KeepRecordBytes(std::string_view piece) {
   }
 }
 
-void FrameDecoder::StoreStringByte(char c) {
+void JsonlDecoder::StoreStringByte(char c) {
   const auto byte = static_cast<unsigned char>(c);
   // A character starts here (not an escape's tail, not a UTF-8 continuation
   // byte, not the low half of a surrogate pair): the string may be cut here.
@@ -228,7 +213,7 @@ void FrameDecoder::StoreStringByte(char c) {
   if (c == '"') in_string_ = false;
 }
 
-void FrameDecoder::EndRecord(const OnLine& on_line) {
+void JsonlDecoder::EndRecord(const OnLine& on_line) {
   std::string record = std::move(record_);
   const bool cut = cut_;
   record_.clear();
@@ -239,7 +224,7 @@ void FrameDecoder::EndRecord(const OnLine& on_line) {
   record_.clear();
 }
 
-void FrameDecoder::DecodeRecord(std::string_view record, bool cut, const OnLine& on_line) {
+void JsonlDecoder::DecodeRecord(std::string_view record, bool cut, const OnLine& on_line) {
   if (cut) events_.LineDropped(DropReason::kLineTooLong);  // once, whatever follows
   switch (DecodeJsonLine(record, fields_, json_, &text_, &labels_)) {
     case JsonResult::kInvalidJson:

@@ -1,19 +1,21 @@
-// Socket framing: the bytes a client sends to a `tcp`, `unix` or `stdin`
-// source, cut into log lines and, for `jsonl`, decoded into the log text and
-// the labels that say which stream (pod, container, file) it belongs to.
-// Pure code: no sockets, no clock; source/socket_source.cc feeds it bytes.
+// Socket framing: how the bytes a client sends to a `tcp`, `unix` or `stdin`
+// source are read. Pure code: no sockets, no clock; source/socket_source.cc
+// feeds it bytes.
 //
-//   FrameDecoder decoder(Framing::kJsonl, 1 << 20, JsonFields::Defaults(), events);
+// `lines`: the bytes are a log, as a file holds it. They go to Pipeline::Feed
+// as they were read (SocketStreams::FeedBytes), which cuts them into lines
+// with the one LineSplitter, its line cap included.
+//
+// `jsonl`: JsonlDecoder decodes the records into the log text and the labels
+// that say which stream (pod, container, file) it belongs to.
+//
+//   JsonlDecoder decoder(1 << 20, JsonFields::Defaults(), events);
 //   decoder.Append(bytes_read, [&](std::string_view text, const StreamLabels& labels) {
 //     streams.Feed(text, labels, now);   // one call per physical log line
 //   });
 //   decoder.Finish(/*deliver_partial=*/false, on_line);   // the client went away
 //
-// `lines`: every '\n'-terminated line is a log line (a trailing '\r' kept, the
-// parser handles it). Lines longer than max_line_bytes are cut there and
-// counted once as DropReason::kLineTooLong (common/line_splitter.h).
-//
-// `jsonl`: every line is one JSON object. The log text is the first of
+// Every line is one JSON object. The log text is the first of
 // JsonFields::text present as a string (dotted paths into nested objects:
 // `kubernetes.pod_name`); a trailing "\n" (Docker, Fluent Bit) is removed and
 // a text holding several lines gives one log line each. Each label of
@@ -29,11 +31,11 @@
 // there too, counted once as kLineTooLong, and dropped when it then no longer
 // decodes.
 //
-// Finish(): a last line without its '\n' is delivered when deliver_partial
+// Finish(): a last record without its '\n' is decoded when deliver_partial
 // (stdin: the end of a pipe ends the line), else dropped and counted as
-// kCutAtDisconnect (a socket client killed mid-line).
+// kCutAtDisconnect (a socket client killed mid-record).
 //
-// Memory: the partial line (at most the raw cap) and the labels of one record.
+// Memory: the partial record (at most the raw cap) and the labels of one record.
 // Threading: one decoder per connection, used on one thread.
 #pragma once
 
@@ -45,7 +47,6 @@
 #include <vector>
 
 #include "common/json_object.h"
-#include "common/line_splitter.h"
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/source.h"
 
@@ -92,13 +93,13 @@ enum class JsonResult : uint8_t { kOk = 0, kInvalidJson, kNoTextField };
 JsonResult DecodeJsonLine(std::string_view line, const JsonFields& fields,
                           JsonObjectScanner& scanner, std::string* text, StreamLabels* labels);
 
-// Bytes -> log lines with their labels (empty for `lines`).
-class FrameDecoder {
+// `jsonl` bytes -> log lines with their labels.
+class JsonlDecoder {
  public:
   using OnLine = std::function<void(std::string_view text, const StreamLabels& labels)>;
 
   // `fields` is copied; `events` must outlive the decoder.
-  FrameDecoder(Framing framing, size_t max_line_bytes, JsonFields fields, PipelineEvents& events);
+  JsonlDecoder(size_t max_line_bytes, JsonFields fields, PipelineEvents& events);
 
   // Calls on_line for every complete log line in `bytes`.
   void Append(std::string_view bytes, const OnLine& on_line);
@@ -108,22 +109,18 @@ class FrameDecoder {
   bool mid_line() const { return mid_line_; }
 
  private:
-  // jsonl: records cut at '\n', long strings shortened (see the header).
-  void AppendJsonl(std::string_view bytes, const OnLine& on_line);
   void KeepRecordBytes(std::string_view piece);
   void StoreStringByte(char c);
   void EndRecord(const OnLine& on_line);
   void DecodeRecord(std::string_view record, bool cut, const OnLine& on_line);
 
-  Framing framing_;
   JsonFields fields_;
   PipelineEvents& events_;
-  LineSplitter splitter_;   // lines
-  JsonObjectScanner json_;  // jsonl
+  JsonObjectScanner json_;
   std::string text_;
   StreamLabels labels_;
   bool mid_line_ = false;
-  // jsonl: the record being read, and where the scan of it is.
+  // The record being read, and where the scan of it is.
   size_t max_string_;
   size_t max_record_;
   std::string record_;

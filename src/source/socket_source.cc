@@ -1,6 +1,7 @@
 // Socket and stdin sources (socket_source.h): an acceptor (tcp or unix) or
-// fd 0, and one Session per connection reading into a fixed buffer, decoding
-// (FrameDecoder) and feeding its streams (SocketStreams).
+// fd 0, and one Session per connection reading into a fixed buffer and
+// feeding its streams (SocketStreams): `lines` bytes as they were read,
+// `jsonl` records decoded first (JsonlDecoder).
 #include "source/socket_source.h"
 
 #include <fcntl.h>
@@ -103,7 +104,7 @@ class Connection {
   virtual ~Connection() = default;
   virtual void Tick(int64_t now_us) = 0;
   // Ends the connection's streams and closes it; `deliver_partial` decides
-  // what happens to a last line without its '\n' (FrameDecoder::Finish).
+  // what happens to a last line without its '\n' (SocketStreams::EndAll).
   virtual void Close(bool deliver_partial) = 0;
   virtual size_t streams() const = 0;
 };
@@ -121,11 +122,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         is_stdin_(is_stdin),
         on_closed_(std::move(on_closed)),
         buffer_(std::make_unique<std::array<char, kReadBufferBytes>>()),
-        decoder_(shared.framing, shared.config.max_line_bytes, shared.fields,
-                 shared.context.events),
+        decoder_(shared.config.max_line_bytes, shared.fields, shared.context.events),
         streams_(shared.streams, slot, shared.context.pipeline, shared.context.events),
         feed_([this](std::string_view text, const StreamLabels& labels) {
-          if (shared_.context.on_line) shared_.context.on_line(shared_.streams.source_name, text);
           shared_.last_line_us = now_us_;
           streams_.Feed(text, labels, now_us_);
         }) {}
@@ -153,8 +152,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     if (closed_) return;
     closed_ = true;
     now_us_ = shared_.context.clock();
-    decoder_.Finish(deliver_partial, feed_);
-    streams_.EndAll();
+    if (shared_.framing == Framing::kJsonl) decoder_.Finish(deliver_partial, feed_);
+    streams_.EndAll(deliver_partial);
     error_code ec;
     stream_.close(ec);
     on_closed_(slot_);  // the caller holds a reference: `this` outlives the call
@@ -171,7 +170,13 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     if (closed_) return;
     if (n > 0) {
       now_us_ = last_byte_us_ = shared_.context.clock();
-      decoder_.Append(std::string_view(buffer_->data(), n), feed_);
+      const std::string_view bytes(buffer_->data(), n);
+      if (shared_.framing == Framing::kLines) {
+        shared_.last_line_us = now_us_;
+        streams_.FeedBytes(bytes, now_us_);
+      } else {
+        decoder_.Append(bytes, feed_);
+      }
       shared_.context.on_read();
     }
     if (!ec) {
@@ -191,9 +196,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   bool is_stdin_;
   std::function<void(uint32_t)> on_closed_;
   std::unique_ptr<std::array<char, kReadBufferBytes>> buffer_;
-  FrameDecoder decoder_;
+  JsonlDecoder decoder_;  // jsonl
   SocketStreams streams_;
-  FrameDecoder::OnLine feed_;
+  JsonlDecoder::OnLine feed_;
   int64_t now_us_ = 0;
   int64_t last_byte_us_ = 0;
   bool closed_ = false;

@@ -56,8 +56,6 @@ struct SocketSourceContext {
   PipelineEvents& events;
   std::function<void()> on_read;  // after each read (Daemon::Wake)
   std::function<void()> on_end;   // stdin reached its end
-  // Optional: every line fed, with the source's name (run --audit, sink/audit_log.h).
-  std::function<void(std::string_view source, std::string_view line)> on_line = {};
   // Optional: an accept that failed, by reason ("descriptors": EMFILE/ENFILE;
   // "other"), for fingerprintd_accept_failures_total.
   std::function<void(std::string_view reason)> on_accept_failed = {};

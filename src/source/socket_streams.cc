@@ -98,6 +98,16 @@ void SocketStreams::Feed(std::string_view text, const StreamLabels& labels, int6
   stream.last_us = now_us;
 }
 
+void SocketStreams::FeedBytes(std::string_view bytes, int64_t now_us) {
+  static const StreamLabels kConnection;  // `lines`: the connection is the stream
+  IdentityKey(kConnection, &key_);
+  auto it = streams_.find(key_);
+  Stream& stream = it != streams_.end() ? it->second : Open(key_, kConnection, now_us);
+  pipeline_.Feed(stream.id, bytes, stream.offset);
+  stream.offset += bytes.size();
+  stream.last_us = now_us;
+}
+
 void SocketStreams::EndIdle(int64_t now_us) {
   for (auto it = streams_.begin(); it != streams_.end();) {
     if (now_us - it->second.last_us >= options_.idle_timeout_us) {
@@ -109,8 +119,11 @@ void SocketStreams::EndIdle(int64_t now_us) {
   }
 }
 
-void SocketStreams::EndAll() {
-  for (auto& [key, stream] : streams_) pipeline_.EndSource(stream.id);
+void SocketStreams::EndAll(bool deliver_partial) {
+  for (auto& [key, stream] : streams_) {
+    if (!deliver_partial) pipeline_.DropUnfinishedLine(stream.id);
+    pipeline_.EndSource(stream.id);
+  }
   streams_.clear();
 }
 

@@ -2,14 +2,17 @@
 // Pipeline source. A shipper multiplexes many pods over one connection;
 // traceback assembly and worker identity are per stream, so every
 // (connection, namespace, pod, container, file) is its own source. `lines`
-// framing has one stream: the connection.
+// framing has one stream: the connection, whose bytes go to Pipeline::Feed as
+// they were read (the pipeline cuts them into lines and searches each buffer
+// whole).
 //
 //   SocketStreams streams(options, /*slot=*/3, pipeline, events);
+//   streams.FeedBytes(bytes, now_us);                    // lines
 //   decoder.Append(bytes, [&](std::string_view text, const StreamLabels& labels) {
-//     streams.Feed(text, labels, now_us);
+//     streams.Feed(text, labels, now_us);                // jsonl: one decoded line
 //   });
-//   streams.EndIdle(now_us);   // on a timer
-//   streams.EndAll();          // the connection closed
+//   streams.EndIdle(now_us);                  // on a timer
+//   streams.EndAll(/*deliver_partial=*/false);  // the connection closed
 //
 // Names. A stream's source is named `<source>#<slot>[/<ns>/<pod>/<container>][:<file>]`
 // (e.g. `tcp:127.0.0.1:5170#3/inference/qwen3-7d9f-x2x9k/vllm`), where the
@@ -66,12 +69,17 @@ class SocketStreams {
   SocketStreams(const SocketStreams&) = delete;
   SocketStreams& operator=(const SocketStreams&) = delete;
 
-  // Feeds one log line to its stream, adding the stream when first seen.
+  // `jsonl`: feeds one log line to its stream, adding the stream when first seen.
   void Feed(std::string_view text, const StreamLabels& labels, int64_t now_us);
+  // `lines`: feeds bytes of the connection, cut anywhere, to its one stream.
+  void FeedBytes(std::string_view bytes, int64_t now_us);
   // Ends the streams without a line since now_us - idle_timeout.
   void EndIdle(int64_t now_us);
-  // Ends every stream (the connection closed).
-  void EndAll();
+  // Ends every stream (the connection closed). A last line without its '\n'
+  // is handed on when deliver_partial (stdin: the end of a pipe ends the
+  // line), else dropped and counted as kCutAtDisconnect (a client killed
+  // mid-line).
+  void EndAll(bool deliver_partial);
 
   size_t size() const { return streams_.size(); }
   // The source name and deployment a stream with these labels gets.

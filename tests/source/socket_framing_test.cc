@@ -1,7 +1,7 @@
-// Socket framing: bytes cut anywhere give the same lines as the whole text
-// split at '\n' (a naive oracle, on seeded random input); jsonl records give
-// their text and labels, and bad input is counted and skipped without
-// disturbing the next line.
+// `jsonl` socket framing: records give their text and labels, records cut
+// anywhere give what the whole give, and bad input is counted and skipped
+// without disturbing the next line. (`lines` connections: the naive-split
+// oracle in socket_streams_test.cc.)
 #include "source/socket_framing.h"
 
 #include <gmock/gmock.h>
@@ -25,11 +25,10 @@ struct Decoded {
   std::vector<StreamLabels> labels;
 };
 
-Decoded Decode(Framing framing, const std::vector<std::string>& chunks, size_t cap,
-               CountingEvents* events, bool deliver_partial = false,
-               JsonFields fields = JsonFields::Defaults()) {
+Decoded Decode(const std::vector<std::string>& chunks, size_t cap, CountingEvents* events,
+               bool deliver_partial = false, JsonFields fields = JsonFields::Defaults()) {
   Decoded out;
-  FrameDecoder decoder(framing, cap, std::move(fields), *events);
+  JsonlDecoder decoder(cap, std::move(fields), *events);
   auto on_line = [&](std::string_view text, const StreamLabels& labels) {
     out.lines.emplace_back(text);
     out.labels.push_back(labels);
@@ -43,87 +42,9 @@ const std::string& Label(const StreamLabels& labels, StreamLabel l) {
   return labels[static_cast<size_t>(l)];
 }
 
-// The oracle: split the whole text at '\n', cut each line at the cap.
-std::vector<std::string> NaiveLines(const std::string& text, size_t cap, bool deliver_partial,
-                                    uint64_t* too_long, uint64_t* cut) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string::npos && !deliver_partial) {
-      ++*cut;
-      if (text.size() - start > cap) ++*too_long;  // counted as it arrived
-      break;
-    }
-    std::string line = text.substr(start, nl == std::string::npos ? nl : nl - start);
-    if (line.size() > cap) {
-      line.resize(cap);
-      ++*too_long;
-    }
-    lines.push_back(line);
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return lines;
-}
-
-std::string RandomText(std::mt19937& rng) {
-  static const char kAlphabet[] = "ab \r\n\n\x00\xff{}";
-  std::string text;
-  size_t n = rng() % 200;
-  for (size_t i = 0; i < n; ++i) {
-    if (rng() % 50 == 0) text.append(rng() % 40, 'x');  // now and then a long line
-    text.push_back(kAlphabet[rng() % (sizeof(kAlphabet) - 1)]);
-  }
-  return text;
-}
-
-TEST(SocketFramingTest, LinesCutAtEveryByteBoundaryMatchTheNaiveSplit) {
-  std::mt19937 rng(20261130);
-  for (int round = 0; round < 300; ++round) {
-    const std::string text = RandomText(rng);
-    const size_t cap = 1 + rng() % 16;
-    const bool deliver_partial = rng() % 2 == 0;
-    uint64_t too_long = 0, cut = 0;
-    const std::vector<std::string> expected =
-        NaiveLines(text, cap, deliver_partial, &too_long, &cut);
-    for (size_t at = 0; at <= text.size(); ++at) {
-      CountingEvents events;
-      Decoded got = Decode(Framing::kLines, {text.substr(0, at), text.substr(at)}, cap, &events,
-                           deliver_partial);
-      ASSERT_EQ(got.lines, expected) << "round " << round << " cut at " << at;
-      EXPECT_EQ(events.Dropped(DropReason::kLineTooLong), too_long);
-      EXPECT_EQ(events.Dropped(DropReason::kCutAtDisconnect), cut);
-    }
-    // And in random pieces, one byte at a time included.
-    std::vector<std::string> chunks;
-    for (size_t at = 0; at < text.size();) {
-      size_t n = 1 + rng() % 5;
-      chunks.push_back(text.substr(at, n));
-      at += n;
-    }
-    CountingEvents events;
-    EXPECT_EQ(Decode(Framing::kLines, chunks, cap, &events, deliver_partial).lines, expected);
-  }
-}
-
-TEST(SocketFramingTest, ALineCutByTheClientDisconnectingIsCountedAndNotDelivered) {
-  CountingEvents events;
-  EXPECT_THAT(Decode(Framing::kLines, {"one\ntw"}, 100, &events).lines, ElementsAre("one"));
-  EXPECT_EQ(events.Dropped(DropReason::kCutAtDisconnect), 1u);
-}
-
-TEST(SocketFramingTest, TheEndOfStdinEndsItsLastLine) {
-  CountingEvents events;
-  EXPECT_THAT(Decode(Framing::kLines, {"one\ntw"}, 100, &events, true).lines,
-              ElementsAre("one", "tw"));
-  EXPECT_EQ(events.Dropped(DropReason::kCutAtDisconnect), 0u);
-}
-
 TEST(SocketFramingTest, JsonlTakesTheTextFromLogThenMessage) {
   CountingEvents events;
-  Decoded got = Decode(Framing::kJsonl,
-                       {R"({"message":"from message","log":"from log\n"})"
+  Decoded got = Decode({R"({"message":"from message","log":"from log\n"})"
                         "\n"
                         R"({"message":"only message"})"
                         "\n"},
@@ -134,8 +55,7 @@ TEST(SocketFramingTest, JsonlTakesTheTextFromLogThenMessage) {
 TEST(SocketFramingTest, JsonlReadsVectorKubernetesLogsFields) {
   CountingEvents events;
   Decoded got =
-      Decode(Framing::kJsonl,
-             {R"({"file":"/var/log/pods/inference_qwen3-7d9f8c6b5-x2x9k_0f3e/vllm/0.log",)"
+      Decode({R"({"file":"/var/log/pods/inference_qwen3-7d9f8c6b5-x2x9k_0f3e/vllm/0.log",)"
               R"("kubernetes":{"container_name":"vllm","pod_labels":{"app":"qwen3"},)"
               R"("pod_name":"qwen3-7d9f8c6b5-x2x9k","pod_namespace":"inference"},)"
               R"("message":"ERROR 03-04 10:15:19 boom","source_type":"kubernetes_logs",)"
@@ -155,8 +75,7 @@ TEST(SocketFramingTest, JsonlReadsVectorKubernetesLogsFields) {
 TEST(SocketFramingTest, JsonlReadsFluentBitKubernetesFilterFields) {
   CountingEvents events;
   Decoded got =
-      Decode(Framing::kJsonl,
-             {R"({"date":1772619319.123,"log":"INFO 03-04 10:15:19 up\n","stream":"stdout",)"
+      Decode({R"({"date":1772619319.123,"log":"INFO 03-04 10:15:19 up\n","stream":"stdout",)"
               R"("time":"2026-03-04T10:15:19.123Z","kubernetes":{"pod_name":"qwen3-0",)"
               R"("namespace_name":"inference","pod_id":"0f3e","labels":{"app":"qwen3"},)"
               R"("host":"node-1","container_name":"vllm","docker_id":"abc",)"
@@ -174,8 +93,7 @@ TEST(SocketFramingTest, ConfiguredFieldsReplaceTheDefaults) {
   fields.text = {"payload.text"};
   fields.labels[static_cast<size_t>(StreamLabel::kDeployment)] = {"kubernetes.labels.app"};
   CountingEvents events;
-  Decoded got = Decode(Framing::kJsonl,
-                       {R"({"log":"not this","payload":{"text":"this"},)"
+  Decoded got = Decode({R"({"log":"not this","payload":{"text":"this"},)"
                         R"("kubernetes":{"labels":{"app":"qwen3"}}})"
                         "\n"},
                        1024, &events, false, fields);
@@ -185,8 +103,7 @@ TEST(SocketFramingTest, ConfiguredFieldsReplaceTheDefaults) {
 
 TEST(SocketFramingTest, InvalidJsonIsCountedAndTheNextLineIsStillDecoded) {
   CountingEvents events;
-  Decoded got = Decode(Framing::kJsonl,
-                       {"{\"log\":\"cut\n", "not json at all\n", "[\"log\",\"x\"]\n", "42\n",
+  Decoded got = Decode({"{\"log\":\"cut\n", "not json at all\n", "[\"log\",\"x\"]\n", "42\n",
                         "{\"log\":\"a\"} trailing\n", std::string("\x00\xff\xfe{\n", 5),
                         "{\"pod\":\"p\"}\n", "{\"log\":\"next\"}\n"},
                        1024, &events);
@@ -197,8 +114,7 @@ TEST(SocketFramingTest, InvalidJsonIsCountedAndTheNextLineIsStillDecoded) {
 
 TEST(SocketFramingTest, ValuesInsideArraysOrOfOtherTypesAreNotTakenAsText) {
   CountingEvents events;
-  Decoded got = Decode(Framing::kJsonl,
-                       {R"({"tags":[{"log":"in an array"}],"log":7})"
+  Decoded got = Decode({R"({"tags":[{"log":"in an array"}],"log":7})"
                         "\n"},
                        1024, &events);
   EXPECT_TRUE(got.lines.empty());
@@ -211,8 +127,7 @@ TEST(SocketFramingTest, ValuesInsideArraysOrOfOtherTypesAreNotTakenAsText) {
 // line with U+FFFD in its place.
 TEST(SocketFramingTest, ALoneSurrogateIsAReplacementCharacterAndTheLineIsKept) {
   CountingEvents events;
-  Decoded got = Decode(Framing::kJsonl,
-                       {R"({"log":"x\udc00y \ud800","pod":"p"})"
+  Decoded got = Decode({R"({"log":"x\udc00y \ud800","pod":"p"})"
                         "\n"},
                        1024, &events);
   EXPECT_THAT(got.lines, ElementsAre("x\xEF\xBF\xBDy \xEF\xBF\xBD"));
@@ -221,8 +136,7 @@ TEST(SocketFramingTest, ALoneSurrogateIsAReplacementCharacterAndTheLineIsKept) {
 
 TEST(SocketFramingTest, ATextOfSeveralLinesGivesOneLogLineEach) {
   CountingEvents events;
-  Decoded got = Decode(Framing::kJsonl,
-                       {R"({"log":"Traceback (most recent call last):\n  File \"x.py\"\r\n"})"
+  Decoded got = Decode({R"({"log":"Traceback (most recent call last):\n  File \"x.py\"\r\n"})"
                         "\n"},
                        1024, &events);
   EXPECT_THAT(got.lines, ElementsAre("Traceback (most recent call last):", "  File \"x.py\"\r"));
@@ -231,7 +145,7 @@ TEST(SocketFramingTest, ATextOfSeveralLinesGivesOneLogLineEach) {
 TEST(SocketFramingTest, RandomBytesAsJsonlAreCountedNeverACrash) {
   std::mt19937 rng(7);
   CountingEvents events;
-  FrameDecoder decoder(Framing::kJsonl, 1024, JsonFields::Defaults(), events);
+  JsonlDecoder decoder(1024, JsonFields::Defaults(), events);
   uint64_t lines = 0;
   for (int i = 0; i < 2000; ++i) {
     std::string bytes(rng() % 300, '\0');
@@ -448,8 +362,7 @@ TEST(SocketFramingTest, ATenMegabyteJsonlRecordIsTruncatedAndProcessedCountedOnc
   CountingEvents events;
   std::string text = "ERROR 01-02 03:04:05 x.py:1] " + std::string(10 << 20, 'x');
   std::string record = R"({"log":")" + text + R"(\n","kubernetes":{"pod_name":"vllm-0"}})";
-  Decoded got =
-      Decode(Framing::kJsonl, {record + "\n" + R"({"log":"after"})" + "\n"}, cap, &events);
+  Decoded got = Decode({record + "\n" + R"({"log":"after"})" + "\n"}, cap, &events);
   ASSERT_EQ(got.lines.size(), 2u);
   EXPECT_EQ(got.lines[0], text.substr(0, cap - 8));
   EXPECT_EQ(Label(got.labels[0], StreamLabel::kPod), "vllm-0");  // the labels after the text kept
@@ -471,7 +384,7 @@ TEST(SocketFramingTest, ALongJsonlRecordCutAnywhereDecodesAsWhole) {
   }
   std::string records = R"({"pod":"p","log":")" + body + R"("})" + "\n" + R"({"log":"ok"})" + "\n";
   CountingEvents whole_events;
-  Decoded whole = Decode(Framing::kJsonl, {records}, cap, &whole_events);
+  Decoded whole = Decode({records}, cap, &whole_events);
   ASSERT_EQ(whole.lines.size(), 2u);
   EXPECT_LE(whole.lines[0].size(), cap);
   EXPECT_GT(whole.lines[0].size(), cap / 3);  // escapes decode shorter: \u00e9 is 2 bytes
@@ -482,8 +395,7 @@ TEST(SocketFramingTest, ALongJsonlRecordCutAnywhereDecodesAsWhole) {
   EXPECT_EQ(whole_events.Dropped(DropReason::kInvalidJson), 0u);
   for (size_t at = 0; at <= records.size(); at += 7) {
     CountingEvents events;
-    Decoded got =
-        Decode(Framing::kJsonl, {records.substr(0, at), records.substr(at)}, cap, &events);
+    Decoded got = Decode({records.substr(0, at), records.substr(at)}, cap, &events);
     ASSERT_EQ(got.lines, whole.lines) << "cut at " << at;
     EXPECT_EQ(events.Dropped(DropReason::kLineTooLong), 1u) << "cut at " << at;
     EXPECT_EQ(events.Dropped(DropReason::kInvalidJson), 0u) << "cut at " << at;
@@ -494,8 +406,7 @@ TEST(SocketFramingTest, AJsonlRecordOfTooManyFieldsIsCutCountedOnceAndDropped) {
   CountingEvents events;
   std::string fields;
   while (fields.size() < 4 * 1024 + 8192) fields += R"("k":1,)";
-  Decoded got = Decode(Framing::kJsonl,
-                       {"{" + fields + R"("log":"lost"})" + "\n" + R"({"log":"after"})" + "\n"},
+  Decoded got = Decode({"{" + fields + R"("log":"lost"})" + "\n" + R"({"log":"after"})" + "\n"},
                        1024, &events);
   EXPECT_THAT(got.lines, ElementsAre("after"));
   EXPECT_EQ(events.Dropped(DropReason::kLineTooLong), 1u);

@@ -334,7 +334,7 @@ class Daemon {
         ReportSources(request.path == "/metrics");
       }
       if (request.path == "/" && generation_) {
-        std::vector<http::SourceRow> rows;
+        std::vector<source::SourceStatus> rows;
         for (const auto& source : generation_->sources) source->AppendStatus(&rows);
         api_.SetSources(std::move(rows));
       }

@@ -14,9 +14,9 @@
 #include "common/http_url.h"
 #include "common/re2_limits.h"
 #include "common/yaml_strict.h"
+#include "config/alertmanager_access.h"
 #include "config/source_types.h"
 #include "fingerprintd/source.h"
-#include "sink/alertmanager.h"
 
 namespace fingerprintd::config {
 
@@ -243,7 +243,7 @@ void ParseAlertmanager(ConfigErrors& e, const YAML::Node& root, AlertmanagerConf
   if (e.Add(GetString(f, node, w, "url", true, &out->url))) {
     if (auto url = ParseHttpUrl(out->url); !url.ok()) {
       e.At(node["url"], "alertmanager.url", url.status().message());
-    } else if (Status s = sink::CheckAlertmanagerAccess(*url, out->tls, out->auth); !s.ok()) {
+    } else if (Status s = CheckAlertmanagerAccess(*url, out->tls, out->auth); !s.ok()) {
       // Its message is "<key>: <reason>": reported at that key's line.
       const std::string& m = s.message();
       const size_t colon = m.find(": ");
@@ -265,7 +265,7 @@ void ParseAlertmanager(ConfigErrors& e, const YAML::Node& root, AlertmanagerConf
   GetPositive(e, node, w, "queue_size", 1'000'000, &out->queue_size);
   if (e.Add(GetString(e.format, node, w, "generator_url_base", false, &out->generator_url_base)) &&
       node["generator_url_base"]) {
-    auto base = sink::ParseGeneratorUrlBase(out->generator_url_base);
+    auto base = ParseGeneratorUrlBase(out->generator_url_base);
     if (base.ok()) {
       out->generator_url_base = std::move(*base);
     } else {

@@ -47,7 +47,7 @@ class Api {
   void SetReady(bool ready, std::string reason);
   // What the daemon reads, for the status page; the daemon sets it before
   // each request for `/`.
-  void SetSources(std::vector<SourceRow> sources) { sources_ = std::move(sources); }
+  void SetSources(std::vector<source::SourceStatus> sources) { sources_ = std::move(sources); }
   // The server's own counters, exported with the metrics (may stay null).
   void SetServerStats(const ServerStats* stats) { server_stats_ = stats; }
   // The token requests must present ("" = none asked); `metrics`: /metrics too.
@@ -65,7 +65,7 @@ class Api {
   sink::IncidentStore& store_;
   std::string version_;
   const ServerStats* server_stats_ = nullptr;
-  std::vector<SourceRow> sources_;
+  std::vector<source::SourceStatus> sources_;
   std::string token_;
   bool metrics_auth_ = false;
   bool ready_ = false;

@@ -326,22 +326,23 @@ void ClosedIncidentsTable(const std::vector<const StoredIncident*>& closed, std:
 
 // What the daemon reads: problems first, then by name (rows keep their place
 // across the page's refreshes).
-void SourcesTable(std::vector<SourceRow> sources, int64_t now_us, std::string& out) {
+void SourcesTable(std::vector<source::SourceStatus> sources, int64_t now_us, std::string& out) {
   out += "<h2>Sources (" + std::to_string(sources.size()) + ")</h2>\n";
   if (sources.empty()) {
     out += "<p class=\"none\">Nothing is read yet.</p>\n";
     return;
   }
-  std::stable_sort(sources.begin(), sources.end(), [](const SourceRow& a, const SourceRow& b) {
-    if (a.problem != b.problem) return a.problem;
-    return a.name < b.name;
-  });
+  std::stable_sort(sources.begin(), sources.end(),
+                   [](const source::SourceStatus& a, const source::SourceStatus& b) {
+                     if (a.problem != b.problem) return a.problem;
+                     return a.name < b.name;
+                   });
   out +=
       "<table id=\"sources\"><tr><th>Source</th><th>Type</th><th>State</th>"
       "<th>Last line</th></tr>\n";
   const size_t shown = std::min(sources.size(), kMaxSourceRows);
   for (size_t n = 0; n < shown; ++n) {
-    const SourceRow& row = sources[n];
+    const source::SourceStatus& row = sources[n];
     out += std::string("<tr class=\"") + (row.problem ? "problem" : "source") + "\"><td><code>" +
            HtmlEscape(row.name) + "</code></td><td>" + HtmlEscape(row.type) + "</td><td>" +
            HtmlEscape(row.state) + "</td><td>";
@@ -391,7 +392,7 @@ std::string HtmlEscape(std::string_view text) {
 }
 
 std::string RenderStatusPage(const std::vector<const StoredIncident*>& incidents,
-                             const std::vector<SourceRow>& sources, int64_t now_us,
+                             const std::vector<source::SourceStatus>& sources, int64_t now_us,
                              std::string_view version) {
   std::vector<const StoredIncident*> open, closed;
   for (const StoredIncident* s : incidents) (s->open ? open : closed).push_back(s);

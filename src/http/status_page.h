@@ -32,23 +32,15 @@
 #include <vector>
 
 #include "sink/incident_store.h"
+#include "source/source_status.h"
 
 namespace fingerprintd::http {
-
-// One thing the daemon reads, as the page lists it.
-struct SourceRow {
-  std::string name;   // a file's path, a glob, "tcp:127.0.0.1:5170", "stdin"
-  std::string type;   // file, tcp, unix, stdin
-  std::string state;  // "reading", "deleted, still written: read on", "permission_denied (...)"
-  int64_t last_line_us = 0;  // wall time it last gave a line; 0: none since the daemon started
-  bool problem = false;      // it cannot be read (listed first, marked)
-};
 
 // Rows beyond this are counted, not listed (a node may tail 10,000 files).
 inline constexpr size_t kMaxSourceRows = 200;
 
 std::string RenderStatusPage(const std::vector<const sink::StoredIncident*>& incidents,
-                             const std::vector<SourceRow>& sources, int64_t now_us,
+                             const std::vector<source::SourceStatus>& sources, int64_t now_us,
                              std::string_view version);
 
 // &, <, >, " and ' as entities.

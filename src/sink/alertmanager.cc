@@ -5,8 +5,6 @@
 // its TLS context and credentials read from their files for each.
 #include "sink/alertmanager.h"
 
-#include <re2/re2.h>
-
 #include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -19,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/alertmanager_access.h"
 #include "fingerprintd/rules.h"
 #include "sink/http_post.h"
 #include "sink/metrics.h"
@@ -92,23 +91,6 @@ std::string PercentEncode(std::string_view text) {
 
 int64_t OpenAlertLifetimeUs(int64_t resend_interval_us) {
   return std::max(4 * resend_interval_us, kMinOpenAlertLifetimeUs);
-}
-
-StatusOr<std::string> ParseGeneratorUrlBase(std::string_view url) {
-  static const RE2 kBase(
-      R"(https?://(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?(?:/[^\s?#]*)?)");
-  std::string port;
-  if (!RE2::FullMatch(url, kBase, &port)) {
-    return InvalidArgumentError(
-        "expected http(s)://host[:port][/path] with no query or fragment, got '" +
-        std::string(url) + "'");
-  }
-  if (!port.empty() && (std::stoi(port) == 0 || std::stoi(port) > 65535)) {
-    return InvalidArgumentError("port out of range in '" + std::string(url) + "'");
-  }
-  std::string base(url);
-  while (base.ends_with("/")) base.pop_back();
-  return base;
 }
 
 std::string DefaultGeneratorUrlBase(std::string_view listen_address, std::string_view host_name) {
@@ -467,39 +449,21 @@ class AlertmanagerSink::Impl : public std::enable_shared_from_this<Impl> {
   Stats stats_;
 };
 
-Status CheckAlertmanagerAccess(const HttpUrl& url, const HttpClientTls& tls,
-                               const HttpClientAuth& auth) {
-  const bool tls_set = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
-                       !tls.server_name.empty();
-  if (tls_set && !url.tls) {
-    return InvalidArgumentError("alertmanager.tls_config: needs an https:// url, got " +
-                                url.ToString());
-  }
-  const bool basic = !auth.username.empty() || !auth.password_file.empty();
-  if (basic && !auth.bearer_token_file.empty()) {
-    return InvalidArgumentError(
-        "alertmanager: basic_auth and bearer_token_file are two ways to log in: give one");
-  }
-  if (basic && (auth.username.empty() || auth.password_file.empty())) {
-    return InvalidArgumentError("alertmanager.basic_auth: username and password_file go together");
-  }
-  return OkStatus();
-}
-
 StatusOr<std::unique_ptr<AlertmanagerSink>> AlertmanagerSink::Create(asio::io_context& io,
                                                                      AlertmanagerOptions options,
                                                                      PipelineEvents& events) {
   auto url = ParseHttpUrl(options.url);
   if (!url.ok()) return url.status();
   if (!options.generator_url_base.empty()) {
-    auto base = ParseGeneratorUrlBase(options.generator_url_base);
+    auto base = config::ParseGeneratorUrlBase(options.generator_url_base);
     if (!base.ok()) {
       return InvalidArgumentError("alertmanager: generator_url_base: " + base.status().message());
     }
     options.generator_url_base = std::move(*base);
   }
   if (!options.now_us) return InvalidArgumentError("alertmanager: no wall clock (now_us)");
-  if (Status s = CheckAlertmanagerAccess(*url, options.tls, options.auth); !s.ok()) return s;
+  if (Status s = config::CheckAlertmanagerAccess(*url, options.tls, options.auth); !s.ok())
+    return s;
   // The files, once now, so a daemon started without them says so at once.
   if (url->tls) {
     auto context = MakeClientTlsContext(options.tls, "alertmanager.tls_config");

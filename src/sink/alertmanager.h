@@ -115,11 +115,6 @@ inline constexpr int64_t kMinOpenAlertLifetimeUs = 10 * 60'000'000LL;
 // kMinOpenAlertLifetimeUs.
 int64_t OpenAlertLifetimeUs(int64_t resend_interval_us);
 
-// Checks a generatorURL base (`alertmanager.generator_url_base`):
-// http(s)://host[:port][/path], no query, fragment or space; returns it
-// without a trailing '/'. InvalidArgumentError naming what is wrong.
-StatusOr<std::string> ParseGeneratorUrlBase(std::string_view url);
-
 // The base when none is configured: http://<listen address> as the HTTP
 // server bound it ("127.0.0.1:9464", "[::1]:9464"), a wildcard host
 // ("0.0.0.0", "[::]") replaced by `host_name` (the machine's, or the pod's),
@@ -129,16 +124,6 @@ std::string DefaultGeneratorUrlBase(std::string_view listen_address, std::string
 // The daemon's page of the incident's deployment on `base`:
 // <base>/incidents?deployment=<deployment, percent-encoded>.
 std::string IncidentUrl(std::string_view base, const correlate::Incident& incident);
-
-// Checks the shape of what reaching Alertmanager needs, as `config check`
-// reports it: tls only with an https url, basic auth or a bearer token (not
-// both; a username with its password file). InvalidArgument naming the key.
-// Create checks this and then the files themselves (the TLS context built,
-// the secrets read once): a daemon started without them fails at once,
-// naming the key and the file; `config check` does not read them, so a
-// config can be checked where its Secrets are not mounted.
-Status CheckAlertmanagerAccess(const HttpUrl& url, const HttpClientTls& tls,
-                               const HttpClientAuth& auth);
 
 struct AlertmanagerOptions {
   std::string url;                            // http(s)://host[:port][/prefix]

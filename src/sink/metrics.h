@@ -60,6 +60,7 @@
 #include "fingerprintd/correlate.h"
 #include "fingerprintd/pipeline_events.h"
 #include "fingerprintd/rules.h"
+#include "source/file_source_events.h"
 
 namespace fingerprintd::sink {
 
@@ -73,7 +74,7 @@ inline std::string_view SeverityOf(const correlate::Incident& incident) {
   return rules::SeverityName(incident.severity);
 }
 
-class Metrics final : public PipelineEvents, public correlate::IncidentSink {
+class Metrics final : public source::FileSourceEvents, public correlate::IncidentSink {
  public:
   explicit Metrics(std::string_view version);
   ~Metrics() override;
@@ -114,10 +115,10 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   // release after which the file still held more than its bound; a release
   // that went past the pipeline's safe position to stay within the bound
   // (fingerprintd_evictions_total{what="retained_bytes"}).
-  void BytesReleased(uint64_t bytes);
-  void ReleaseFailed();
-  void ReleaseOverBound();
-  void RetainedBytesEvicted();
+  void BytesReleased(uint64_t bytes) override;
+  void ReleaseFailed() override;
+  void ReleaseOverBound() override;
+  void RetainedBytesEvicted() override;
   // Streams being read now (tailed files, connections' streams), by source type.
   void SetSourcesOpen(std::string_view type, size_t open);
   // fingerprintd_source_lag_bytes{source}: the read lag of every tailed file
@@ -134,10 +135,10 @@ class Metrics final : public PipelineEvents, public correlate::IncidentSink {
   // born_while_stopped), and bytes written that could not be read (a run of
   // them counts 1 in fingerprintd_lines_dropped_total{reason}: truncated_unread,
   // deleted_unread; the log says how many bytes).
-  void SourceError(std::string_view reason);
-  void SetGlobMatched(const std::string& glob, size_t files);
-  void FileOpened(std::string_view start);
-  void BytesUnread(std::string_view reason);
+  void SourceError(std::string_view reason) override;
+  void SetGlobMatched(const std::string& glob, size_t files) override;
+  void FileOpened(std::string_view start) override;
+  void BytesUnread(std::string_view reason) override;
   // fingerprintd_http_requests_total{outcome}: the HTTP server's count of one
   // outcome (answered, bad_request, refused, evicted_idle, evicted_slow,
   // timeout), copied

@@ -17,7 +17,7 @@ namespace asio = boost::asio;
 
 FileSource::FileSource(asio::io_context& io, const config::SourceConfig& config,
                        const config::TailerConfig& tailer_config, Pipeline& pipeline,
-                       sink::Metrics& metrics, const RestoredSources& restored,
+                       FileSourceEvents& metrics, const RestoredSources& restored,
                        std::function<void()> on_read, std::function<void()> request_checkpoint,
                        WallClock clock)
     : clock_(clock),
@@ -305,11 +305,11 @@ std::vector<std::string> FileSource::Problems() const {
   return out;
 }
 
-void FileSource::AppendStatus(std::vector<http::SourceRow>* out) const {
+void FileSource::AppendStatus(std::vector<SourceStatus>* out) const {
   std::map<std::string, uint64_t> lags;
   for (auto& [stream, lag] : tailer_->Lags()) lags.emplace(std::move(stream), lag);
   for (const auto& [stream, entry] : streams_) {
-    http::SourceRow& row = out->emplace_back();
+    SourceStatus& row = out->emplace_back();
     row.name = stream;
     row.type = "file";
     row.state = entry.state;

@@ -40,8 +40,8 @@
 #include "common/wall_clock.h"
 #include "config/config.h"
 #include "fingerprintd/pipeline.h"
-#include "sink/metrics.h"
 #include "source/checkpoint_store.h"
+#include "source/file_source_events.h"
 #include "source/inotify_watcher.h"
 #include "source/live_source.h"
 #include "source/release_policy.h"
@@ -62,9 +62,10 @@ class FileSource final : public LiveSource, public TailerClient {
   // source. `clock`: the time of an inotify wake-up and of year-less lines
   // (Tick and Rescan are given theirs); tests give a clock they step.
   FileSource(boost::asio::io_context& io, const config::SourceConfig& config,
-             const config::TailerConfig& tailer_config, Pipeline& pipeline, sink::Metrics& metrics,
-             const RestoredSources& restored, std::function<void()> on_read,
-             std::function<void()> request_checkpoint, WallClock clock = &CoarseWallNowMicros);
+             const config::TailerConfig& tailer_config, Pipeline& pipeline,
+             FileSourceEvents& metrics, const RestoredSources& restored,
+             std::function<void()> on_read, std::function<void()> request_checkpoint,
+             WallClock clock = &CoarseWallNowMicros);
   ~FileSource() override;
 
   // LiveSource
@@ -80,7 +81,7 @@ class FileSource final : public LiveSource, public TailerClient {
   size_t OpenStreams() const override { return tailer_->OpenFiles(); }
   void AppendLags(std::vector<std::pair<std::string, uint64_t>>* out) const override;
   std::vector<std::string> Problems() const override;
-  void AppendStatus(std::vector<http::SourceRow>* out) const override;
+  void AppendStatus(std::vector<SourceStatus>* out) const override;
 
   // When the daemon first ran (the checkpoint's); before Start().
   void SetFirstRun(int64_t first_run_us) { tailer_->SetFirstRun(first_run_us); }
@@ -142,7 +143,7 @@ class FileSource final : public LiveSource, public TailerClient {
   config::SourceConfig config_;
   config::TailerConfig tailer_config_;
   Pipeline& pipeline_;
-  sink::Metrics& metrics_;
+  FileSourceEvents& metrics_;
   const RestoredSources& restored_;
   std::unique_ptr<re2::RE2> deployment_from_;
   std::unique_ptr<InotifyWatcher> watcher_;

@@ -18,8 +18,8 @@
 
 #include "fingerprintd/pipeline.h"
 #include "fingerprintd/status.h"
-#include "http/status_page.h"
 #include "source/checkpoint_store.h"
+#include "source/source_status.h"
 
 namespace fingerprintd::source {
 
@@ -52,7 +52,7 @@ class LiveSource {
   // (detail)"); empty when healthy. /readyz names them.
   virtual std::vector<std::string> Problems() const { return {}; }
   // A row per thing it reads, and per problem, for the status page.
-  virtual void AppendStatus(std::vector<http::SourceRow>* out) const = 0;
+  virtual void AppendStatus(std::vector<SourceStatus>* out) const = 0;
 };
 
 }  // namespace fingerprintd::source

@@ -222,7 +222,7 @@ class ConnectionSet : public LiveSource {
     for (const auto& [slot, connection] : connections_) n += connection->streams();
     return n;
   }
-  void AppendStatus(std::vector<http::SourceRow>* out) const override {
+  void AppendStatus(std::vector<SourceStatus>* out) const override {
     out->push_back({shared_.streams.source_name, std::string(Type()),
                     State() + "; " + std::to_string(connections_.size()) + " connection(s), " +
                         std::to_string(OpenStreams()) + " stream(s)",

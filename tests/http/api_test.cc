@@ -326,7 +326,7 @@ TEST(StatusPageTest, LogTextIsEscaped) {
 // incident: the unreadable log first, then each file with when it last gave
 // a line; a node's 10,000 files are counted beyond the first rows.
 TEST_F(ApiTest, TheStatusPageListsTheSourcesTheUnreadableOnesFirstWithTheirLastLineTime) {
-  std::vector<SourceRow> sources = {
+  std::vector<source::SourceStatus> sources = {
       {"/var/log/pods/a/vllm/0.log", "file", "reading", kNow - 7 * kSecond, false},
       {"/var/log/pods/b/vllm/0.log", "file", "permission_denied (open: Permission denied)", 0,
        true},

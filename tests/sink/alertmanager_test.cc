@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 
+#include "config/alertmanager_access.h"
 #include "sink/metrics.h"
 #include "testing/counting_events.h"
 #include "testing/incident_builder.h"
@@ -681,19 +682,19 @@ TEST_F(AlertmanagerSinkTest, WithoutAGeneratorUrlBaseNoGeneratorUrlIsSent) {
 }
 
 TEST(GeneratorUrlTest, ABaseIsAnHttpOrHttpsUrlWithoutQueryOrFragment) {
-  EXPECT_EQ(*ParseGeneratorUrlBase("http://node-a:9464"), "http://node-a:9464");
-  EXPECT_EQ(*ParseGeneratorUrlBase("https://fp.example.org/node-a/"),
+  EXPECT_EQ(*config::ParseGeneratorUrlBase("http://node-a:9464"), "http://node-a:9464");
+  EXPECT_EQ(*config::ParseGeneratorUrlBase("https://fp.example.org/node-a/"),
             "https://fp.example.org/node-a");
-  EXPECT_EQ(*ParseGeneratorUrlBase("http://[fd00::1]:9464/"), "http://[fd00::1]:9464");
+  EXPECT_EQ(*config::ParseGeneratorUrlBase("http://[fd00::1]:9464/"), "http://[fd00::1]:9464");
   for (const char* bad : {"", "node-a:9464", "ftp://node-a", "http://", "http://node a",
                           "http://node-a/?x=1", "http://node-a/#top"}) {
-    auto base = ParseGeneratorUrlBase(bad);
+    auto base = config::ParseGeneratorUrlBase(bad);
     ASSERT_FALSE(base.ok()) << bad;
     EXPECT_THAT(base.status().message(),
                 HasSubstr("expected http(s)://host[:port][/path] with no query or fragment"))
         << bad;
   }
-  EXPECT_THAT(ParseGeneratorUrlBase("http://node-a:70000").status().message(),
+  EXPECT_THAT(config::ParseGeneratorUrlBase("http://node-a:70000").status().message(),
               HasSubstr("port out of range in 'http://node-a:70000'"));
 }
 
@@ -704,7 +705,8 @@ TEST(GeneratorUrlTest, TheDefaultIsTheBoundListenAddressWithAWildcardHostNamed) 
   EXPECT_EQ(DefaultGeneratorUrlBase("[::]:9464", "node-a"), "http://node-a:9464");
   EXPECT_EQ(DefaultGeneratorUrlBase("0.0.0.0:9464", ""), "http://0.0.0.0:9464");
   // Whatever the host name, the default is a base the sink accepts.
-  EXPECT_TRUE(ParseGeneratorUrlBase(DefaultGeneratorUrlBase("0.0.0.0:9464", "node-a")).ok());
+  EXPECT_TRUE(
+      config::ParseGeneratorUrlBase(DefaultGeneratorUrlBase("0.0.0.0:9464", "node-a")).ok());
 }
 
 TEST(AlertmanagerOptionsTest, ABadGeneratorUrlBaseIsAnError) {

@@ -15,7 +15,8 @@
 // PipelineEvents into sink::Metrics. The HTTP server (http/) answers on the
 // same io_context thread, so it reads that state without a lock.
 //
-// Shutdown (SIGTERM/SIGINT): stop reading, Advance once (decides what the
+// Shutdown (SIGTERM/SIGINT): read what the files hold last
+// (LiveSource::ReadRemaining), stop reading, Advance once (decides what the
 // wall clock allows), save the checkpoint, return from run(). Finish() is NOT
 // called: it would close every open incident, and a restart must resume them
 // with their ids. SIGHUP: the config and the rules are loaded again; if either
@@ -661,6 +662,8 @@ class Daemon {
     if (Status s = SdNotify("STOPPING=1"); !s.ok()) spdlog::warn("{}", s.message());
     stopping_ = true;
     http_->Stop();
+    const int64_t now = WallNowMicros();
+    for (auto& source : generation_->sources) source->ReadRemaining(now);
     for (auto& source : generation_->sources) source->Stop();
     generation_->pipeline->Advance(WallNowMicros());
     SaveCheckpoint(/*force=*/true);

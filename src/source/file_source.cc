@@ -104,6 +104,13 @@ void FileSource::Rescan(int64_t now_us) {
   AfterRead();
 }
 
+void FileSource::ReadRemaining(int64_t now_us) {
+  if (stopped_ || tailer_->HasMoreToRead()) return;
+  SetNow(now_us);
+  tailer_->Poll(now_us);  // one pass: each file up to max_read_per_call
+  last_poll_us_ = now_us;
+}
+
 void FileSource::AppendCheckpoint(const Pipeline& pipeline,
                                   std::vector<SourceCheckpoint>* out) const {
   for (const auto& [stream, entry] : streams_) {

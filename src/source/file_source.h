@@ -73,6 +73,7 @@ class FileSource final : public LiveSource, public TailerClient {
   void Stop() override;
   void Tick(int64_t now_us) override;
   void Rescan(int64_t now_us) override;
+  void ReadRemaining(int64_t now_us) override;
   void AppendCheckpoint(const Pipeline& pipeline,
                         std::vector<SourceCheckpoint>* out) const override;
   void PrepareCheckpoint(const Pipeline& pipeline) override;

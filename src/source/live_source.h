@@ -33,6 +33,11 @@ class LiveSource {
   // Periodic work on the daemon's timer (partial-line ages, fallback polls, idle timeouts).
   virtual void Tick(int64_t now_us) = 0;
   virtual void Rescan(int64_t now_us) = 0;
+  // Shutdown (SIGTERM), before Stop: one last read of what was written and
+  // not read yet, so the last lines a dying workload wrote just before the
+  // daemon was told to stop are seen. A source still catching up on a backlog
+  // skips it: a restart resumes from the checkpoint.
+  virtual void ReadRemaining(int64_t /*now_us*/) {}
   // What a restart needs to resume this source (nothing for a socket).
   virtual void AppendCheckpoint(const Pipeline& pipeline,
                                 std::vector<SourceCheckpoint>* out) const = 0;

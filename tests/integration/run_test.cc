@@ -331,6 +331,25 @@ TEST_F(RunTest, AFileDeletedWhileOpenIsReadToItsEndAndItsPathIsFollowedWhenItRea
   EXPECT_EQ(summary.bytes, fs::file_size(Golden("vllm_tp2_unknown_sf.log")) + 2 * again.size());
 }
 
+// A pod being deleted: its worker's last line is written just before the
+// sidecar's SIGTERM. The shutdown reads the files once more before it stops.
+// Polled every 60 s here, so that nothing but that last read can see it (with
+// inotify it races the wake-up, which reads it too unless it came within
+// 25 ms of the read before).
+TEST_F(RunTest, ALineWrittenJustBeforeSigtermIsReadBeforeTheDaemonStops) {
+  const std::string first = "INFO 03-04 10:20:00 [core.py:61] first\n";
+  const std::string last = "INFO 03-04 10:20:01 [core.py:61] last words\n";
+  Append("w.log", first);
+  auto daemon = StartWithConfig("tailer: {inotify: false, poll_interval: 60s}\n");
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricValue(Get("/metrics").body, "fingerprintd_lines_total") == 1;
+  })) << Stderr();
+  Append("w.log", last);
+  StopSummary summary = Stop(daemon);
+  EXPECT_EQ(summary.lines, 2u) << Stderr();
+  EXPECT_EQ(summary.bytes, first.size() + last.size());
+}
+
 TEST_F(RunTest, AFiveMegabyteLineIsCutAtTheCapAndTheLinesAfterItAreRead) {
   auto daemon = Start();
   ASSERT_TRUE(WaitFor([&] { return StderrHas("running"); })) << Stderr();

@@ -119,6 +119,21 @@ TEST_F(FileSourceTest, ARotatedFileIsReadToItsEndAndItsSuccessorGoesOnTheSameStr
   EXPECT_THAT(g.names(), ::testing::Each(Path("0.log")));
 }
 
+// A pod being deleted: the worker writes its last words and the daemon gets
+// its SIGTERM at the same moment. The shutdown's last read (ReadRemaining)
+// sees them, though no poll or inotify wake-up was due yet.
+TEST_F(FileSourceTest, TheLastLinesWrittenBeforeAShutdownAreReadByItsLastRead) {
+  Append("0.log", "a1\n");
+  Generation g(config_, tailer_);
+  ASSERT_TRUE(g.source().Start().ok());
+  g.Tick();
+  Append("0.log", "last words\n");
+  g.Tick();  // the poll interval has not passed: not read yet
+  ASSERT_EQ(g.lines(), (Lines{{"a1", 0}}));
+  g.source().ReadRemaining(g_now);
+  EXPECT_EQ(g.lines(), (Lines{{"a1", 0}, {"last words", 3}}));
+}
+
 TEST_F(FileSourceTest, ARestartResumesAtTheCheckpointsSafePosition) {
   Append("0.log", "INFO 03-04 10:00:00 [a.py:1] l1\nINFO 03-04 10:00:01 [a.py:1] l2\n");
   RestoredSources restored;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <filesystem>
 
 #include "common/wall_clock.h"
@@ -365,10 +366,27 @@ void FileSource::ReadWhatInotifyReported(int64_t now_us) {
 
 void FileSource::AfterRead() {
   for (const auto& [glob, files] : tailer_->GlobMatches()) metrics_.SetGlobMatched(glob, files);
+  ReadOnSoon();
   if ((!release_due_ && !new_stream_) || stopped_) return;
   release_due_ = false;
   new_stream_ = false;
   request_checkpoint_();
+}
+
+void FileSource::ReadOnSoon() {
+  if (read_on_posted_ || stopped_ || !tailer_->HasMoreToRead()) return;
+  read_on_posted_ = true;
+  asio::post(descriptor_.get_executor(), [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return;
+    read_on_posted_ = false;
+    if (stopped_ || !tailer_->HasMoreToRead()) return;
+    const int64_t now = clock_();
+    SetNow(now);
+    tailer_->Poll(now);
+    last_poll_us_ = now;
+    on_read_();
+    AfterRead();
+  });
 }
 
 }  // namespace fingerprintd::source

@@ -135,8 +135,15 @@ class FileSource final : public LiveSource, public TailerClient {
   void ReadWhatInotifyReported(int64_t now_us);
   static constexpr int64_t kReadAtMostEveryUs = 25'000;
   // After a read: asks for a checkpoint when a stream's release is due or a
-  // stream was seen for the first time; sets the globs' gauges.
+  // stream was seen for the first time; sets the globs' gauges; reads on
+  // (ReadOnSoon) while a file is behind.
   void AfterRead();
+  // A file still behind after a read (Tailer::HasMoreToRead: its backlog is
+  // over the per-call budget) is read on at the next turn of the loop, not at
+  // the next Tick: a daemon catching up (a restart far behind, start_at
+  // beginning on large logs) reads at the pipeline's speed, and the loop
+  // still serves its timers, HTTP and signals between slices.
+  void ReadOnSoon();
 
   WallClock clock_;
   std::function<void()> on_read_;
@@ -164,6 +171,10 @@ class FileSource final : public LiveSource, public TailerClient {
   bool inotify_parked_ = false;  // a wake-up waits for Tick (WaitForInotify)
   int64_t last_rescan_us_ = 0;
   bool stopped_ = false;
+  bool read_on_posted_ = false;
+  // Held by the source; a ReadOnSoon handler still queued when the source is
+  // gone (a reload) sees it expired and does nothing.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace fingerprintd::source

@@ -134,6 +134,22 @@ TEST_F(FileSourceTest, TheLastLinesWrittenBeforeAShutdownAreReadByItsLastRead) {
   EXPECT_EQ(g.lines(), (Lines{{"a1", 0}, {"last words", 3}}));
 }
 
+// A daemon far behind (a restart, start_at beginning on large logs) reads its
+// backlog slice after slice in turns of the loop, not one 8 MiB slice per
+// tick: no Tick and no clock step here, only the loop run once.
+TEST_F(FileSourceTest, ABacklogOverTheReadBudgetIsReadOnWithoutWaitingForTicks) {
+  const std::string line(999, 'x');
+  std::string backlog;
+  for (int i = 0; i < 10'000; ++i) backlog += line + "\n";  // 10 MB: over the 8 MiB budget
+  Append("0.log", backlog);
+  Generation g(config_, tailer_);
+  ASSERT_TRUE(g.source().Start().ok());
+  ASSERT_LT(g.lines().size(), 10'000u);  // the first slice
+  g.io().poll();
+  EXPECT_EQ(g.lines().size(), 10'000u);
+  EXPECT_EQ(g.lines().back().second, 9'999u * 1'000u);
+}
+
 TEST_F(FileSourceTest, ARestartResumesAtTheCheckpointsSafePosition) {
   Append("0.log", "INFO 03-04 10:00:00 [a.py:1] l1\nINFO 03-04 10:00:01 [a.py:1] l2\n");
   RestoredSources restored;

@@ -21,7 +21,10 @@ Three measurements of `fingerprintd run` (the real binary, files in a scratch di
               (the daemon on its quiet cadence), reported as their max.
               The same episodes on GET /metrics (polled every 0.5 ms beside the file): t_match =
               when fingerprintd_rule_matches_total of the target rule has counted the line,
-              t_incident = when fingerprintd_incidents_total has counted the 2/2 incident.
+              t_incident = when fingerprintd_incidents_total has counted the 2/2 incident, or
+              (every episode after the first: the incident stays open while the deployment
+              stays broken, and each episode is an occurrence of it, one JSONL revision each)
+              fingerprintd_incident_occurrences_total its occurrence.
 
 Prints one `key value` line per figure; the .sh formats the table.
 """
@@ -232,12 +235,12 @@ def percentile(values, p):
     return values[k]
 
 
-def metric_sum(port, prefix):
-    """The sum of the samples of /metrics whose line starts with `prefix`."""
+def metric_sum(port, *prefixes):
+    """The sum of the samples of /metrics whose line starts with one of `prefixes`."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
         text = r.read().decode()
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith(prefix))
+               if line.startswith(prefixes))
 
 
 def rank_of(line):
@@ -283,7 +286,8 @@ def latency(a):
     port = int(re.search(r"http: listening on 127\.0\.0\.1:(\d+)", daemon.stderr())[1])
     rule = "deepgemm-unknown-sf-transformation"
     match_metric = f'fingerprintd_rule_matches_total{{rule="{rule}",stage="symptom"}}'
-    incident_metric = f'fingerprintd_incidents_total{{class="hardware_support",rule="{rule}"'
+    incident_metrics = [f'fingerprintd_{name}{{class="hardware_support",rule="{rule}"'
+                        for name in ("incidents_total", "incident_occurrences_total")]
     samples, cold, match_ms, incident_ms = [], [], [], []
     seen = 0
     fds = [os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) for log in logs]
@@ -296,7 +300,7 @@ def latency(a):
             else:
                 time.sleep(a.quiet)  # silence: the daemon goes to its quiet cadence
             matches0 = metric_sum(port, match_metric)
-            incidents0 = metric_sum(port, incident_metric)
+            incidents0 = metric_sum(port, *incident_metrics)
             write_lines(fds, [ep[last]])
             t0 = time.monotonic()
             deadline = t0 + 10
@@ -305,7 +309,7 @@ def latency(a):
             while time.monotonic() < deadline and (not found or t_incident is None):
                 if t_match is None and metric_sum(port, match_metric) > matches0:
                     t_match = time.monotonic()
-                if t_incident is None and metric_sum(port, incident_metric) > incidents0:
+                if t_incident is None and metric_sum(port, *incident_metrics) > incidents0:
                     t_incident = time.monotonic()
                 if found:
                     time.sleep(0.0005)

@@ -13,7 +13,9 @@
 // label: it moves once per restore, and the daemon's log names each source;
 // TakeRestoreRereads()). It also counts drops by reason, rule matches by rule
 // and stage, incidents opened by rule/class/severity, rotations, truncations
-// and evictions by what. As an IncidentSink it keeps
+// and evictions by what. As source::FileSourceEvents it counts what the file
+// sources report (files opened, source errors, bytes unread or released, the
+// files each glob matches). As an IncidentSink it keeps
 // fingerprintd_worker_failures{deployment,rule,class,severity,rank} at 1 while
 // that rank belongs to an open (opened or updated) incident and sets it back
 // to 0 when the incident closes (or when the incident's severity changes: the

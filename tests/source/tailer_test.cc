@@ -15,12 +15,10 @@
 #include <functional>
 #include <optional>
 #include <random>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "source/glob.h"
 #include "source/inotify_watcher.h"
 #include "testing/counting_events.h"
 #include "testing/scratch_path.h"
@@ -631,67 +629,6 @@ TEST_F(TailerTest, AWriteToAnotherFileDoesNotStallTheCatchUpOfABusyOne) {
   EXPECT_TRUE(tailer->HasMoreToRead());
   for (int i = 0; i < 10 && tailer->HasMoreToRead(); ++i) tailer->Poll(now_);
   EXPECT_EQ(client_.lines.size(), 51u);
-}
-
-// Two paths to one directory (the directory and a symlink to it) share one
-// inotify watch: the second path got no events, and once the directory was
-// deleted and created again it was never watched again.
-TEST(InotifyWatcherTest, TwoPathsToOneDirectoryBothGetItsEventsAndAreWatchedAgainAfterARecreate) {
-  fs::path dir = fs::temp_directory_path() / ("fingerprintd-inotify-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "real");
-  fs::create_directory_symlink(dir / "real", dir / "link");
-  auto watcher = InotifyWatcher::Create();
-  ASSERT_TRUE(watcher.ok());
-  const std::string real = (dir / "real").string(), link = (dir / "link").string();
-  ASSERT_TRUE((*watcher)->WatchDirectory(real));
-  ASSERT_TRUE((*watcher)->WatchDirectory(link));
-  auto drain = [&] {
-    struct pollfd pfd = {(*watcher)->fd(), POLLIN, 0};
-    EXPECT_EQ(::poll(&pfd, 1, 5000), 1);
-    std::vector<InotifyWatcher::Event> events;
-    (*watcher)->Drain(&events);
-    std::set<std::string> paths;
-    for (const auto& e : events) paths.insert(e.path);
-    return paths;
-  };
-  std::ofstream(dir / "real" / "0.log") << "a\n";
-  std::set<std::string> paths = drain();
-  EXPECT_TRUE(paths.count(real + "/0.log")) << "the directory's own path";
-  EXPECT_TRUE(paths.count(link + "/0.log")) << "the symlink's path";
-  // Deleted and made again: both paths are watched again.
-  fs::remove_all(dir / "real");
-  drain();
-  EXPECT_EQ((*watcher)->watches(), 0u);
-  fs::create_directories(dir / "real");
-  ASSERT_TRUE((*watcher)->WatchDirectory(real));
-  ASSERT_TRUE((*watcher)->WatchDirectory(link));
-  std::ofstream(dir / "real" / "1.log") << "b\n";
-  paths = drain();
-  EXPECT_TRUE(paths.count(link + "/1.log"));
-  fs::remove_all(dir);
-}
-
-TEST(GlobTest, DoubleStarAndTheKubeletLayout) {
-  fs::path dir = fs::temp_directory_path() / ("fingerprintd-glob-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "pods" / "ns_pod-a_uid1" / "vllm");
-  fs::create_directories(dir / "pods" / "ns_pod-b_uid2" / "sidecar" / "deep");
-  std::ofstream(dir / "pods" / "ns_pod-a_uid1" / "vllm" / "0.log") << "x";
-  std::ofstream(dir / "pods" / "ns_pod-a_uid1" / "vllm" / "0.log.20260104-143410.gz") << "x";
-  std::ofstream(dir / "pods" / "ns_pod-b_uid2" / "sidecar" / "deep" / "1.log") << "x";
-  std::string root = dir.string();
-  EXPECT_THAT(ExpandGlob(root + "/pods/*/vllm/*.log"),
-              ElementsAre(root + "/pods/ns_pod-a_uid1/vllm/0.log"));
-  EXPECT_THAT(ExpandGlob(root + "/pods/**/*.log"),
-              ElementsAre(root + "/pods/ns_pod-a_uid1/vllm/0.log",
-                          root + "/pods/ns_pod-b_uid2/sidecar/deep/1.log"));
-  EXPECT_TRUE(GlobMatch(root + "/pods/**/*.log", root + "/pods/a/b/c/9.log"));
-  EXPECT_TRUE(GlobMatch("/a/**/x.log", "/a/x.log"));
-  EXPECT_FALSE(GlobMatch("/a/*/x.log", "/a/b/c/x.log"));
-  EXPECT_TRUE(Excluded({"*.gz"}, root + "/pods/ns_pod-a_uid1/vllm/0.log.1.gz"));
-  EXPECT_FALSE(Excluded({"*.gz"}, root + "/pods/ns_pod-a_uid1/vllm/0.log"));
-  fs::remove_all(dir);
 }
 
 // Seeded model test: random writes (whole lines and split lines), rename and

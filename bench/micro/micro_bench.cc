@@ -377,7 +377,13 @@ void BM_FeedLive(benchmark::State& state) {
   }
   SetThroughput(state, c.text.size(), c.lines.size());
 }
-BENCHMARK(BM_FeedLive)->Arg(0)->Arg(30)->Arg(100)->Arg(250)->Iterations(8)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FeedLive)
+    ->Arg(0)
+    ->Arg(30)
+    ->Arg(100)
+    ->Arg(250)
+    ->Iterations(8)
+    ->Unit(benchmark::kMillisecond);
 
 // The engine's once-a-second pass (Pipeline::AfterLine: Tick and
 // ForgetExpiredStages) with `range(0)` processes each holding a startup stage

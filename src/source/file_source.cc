@@ -91,8 +91,7 @@ void FileSource::Tick(int64_t now_us) {
   // A deleted file still written may wake no watch: polled as without inotify.
   if (tailer_->Draining()) poll_every = std::min(poll_every, tailer_config_.poll_interval_us);
   if (tailer_->HasMoreToRead() || now_us - last_poll_us_ >= poll_every) {
-    tailer_->Poll(now_us);
-    last_poll_us_ = now_us;
+    PollNow(now_us);
   }
   AfterRead();
 }
@@ -108,7 +107,11 @@ void FileSource::Rescan(int64_t now_us) {
 void FileSource::ReadRemaining(int64_t now_us) {
   if (stopped_ || tailer_->HasMoreToRead()) return;
   SetNow(now_us);
-  tailer_->Poll(now_us);  // one pass: each file up to max_read_per_call
+  PollNow(now_us);  // one pass: each file up to max_read_per_call
+}
+
+void FileSource::PollNow(int64_t now_us) {
+  tailer_->Poll(now_us);
   last_poll_us_ = now_us;
 }
 
@@ -382,8 +385,7 @@ void FileSource::ReadOnSoon() {
     if (stopped_ || !tailer_->HasMoreToRead()) return;
     const int64_t now = clock_();
     SetNow(now);
-    tailer_->Poll(now);
-    last_poll_us_ = now;
+    PollNow(now);
     on_read_();
     AfterRead();
   });

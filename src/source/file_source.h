@@ -144,6 +144,8 @@ class FileSource final : public LiveSource, public TailerClient {
   // beginning on large logs) reads at the pipeline's speed, and the loop
   // still serves its timers, HTTP and signals between slices.
   void ReadOnSoon();
+  // Reads every file (Tailer::Poll) and notes when.
+  void PollNow(int64_t now_us);
 
   WallClock clock_;
   std::function<void()> on_read_;

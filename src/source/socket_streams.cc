@@ -88,10 +88,14 @@ void SocketStreams::EvictOldest() {
   events_.StateEvicted(Evicted::kSocketStream);
 }
 
-void SocketStreams::Feed(std::string_view text, const StreamLabels& labels, int64_t now_us) {
+SocketStreams::Stream& SocketStreams::StreamFor(const StreamLabels& labels, int64_t now_us) {
   IdentityKey(labels, &key_);
   auto it = streams_.find(key_);
-  Stream& stream = it != streams_.end() ? it->second : Open(key_, labels, now_us);
+  return it != streams_.end() ? it->second : Open(key_, labels, now_us);
+}
+
+void SocketStreams::Feed(std::string_view text, const StreamLabels& labels, int64_t now_us) {
+  Stream& stream = StreamFor(labels, now_us);
   pipeline_.Feed(stream.id, text, stream.offset);
   pipeline_.EndLine(stream.id);  // a frame is a whole line
   stream.offset += text.size() + 1;
@@ -100,9 +104,7 @@ void SocketStreams::Feed(std::string_view text, const StreamLabels& labels, int6
 
 void SocketStreams::FeedBytes(std::string_view bytes, int64_t now_us) {
   static const StreamLabels kConnection;  // `lines`: the connection is the stream
-  IdentityKey(kConnection, &key_);
-  auto it = streams_.find(key_);
-  Stream& stream = it != streams_.end() ? it->second : Open(key_, kConnection, now_us);
+  Stream& stream = StreamFor(kConnection, now_us);
   pipeline_.Feed(stream.id, bytes, stream.offset);
   stream.offset += bytes.size();
   stream.last_us = now_us;

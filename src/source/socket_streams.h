@@ -92,6 +92,8 @@ class SocketStreams {
     uint64_t offset = 0;
     int64_t last_us = 0;
   };
+  // The stream of these labels, opened (Open) when first seen.
+  Stream& StreamFor(const StreamLabels& labels, int64_t now_us);
   Stream& Open(const std::string& key, const StreamLabels& labels, int64_t now_us);
   void EvictOldest();
 

@@ -33,6 +33,7 @@
 #include "testing/http_client.h"
 #include "testing/replay_harness.h"
 #include "testing/sanitizers.h"
+#include "testing/scratch_path.h"
 
 namespace fingerprintd::testing {
 
@@ -197,10 +198,7 @@ inline std::optional<StopSummary> ParseStopSummary(const std::string& stderr_tex
 class RunFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');  // a parameterised test's "Name/Param"
-    dir_ =
-        fs::temp_directory_path() / ("fingerprintd-run-" + std::to_string(::getpid()) + "-" + name);
+    dir_ = ScratchPath("run");
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "logs");
     lines_ = GoldenLines("vllm_tp2_unknown_sf.log");

@@ -551,9 +551,9 @@ def main():
     audit_lines = 0
     with open(audit_path, "rb") as f:
         for raw in f:
-            dg, _, source = raw.rstrip(b"\n").split(b" ", 2)
+            dg, offset, source = raw.rstrip(b"\n").split(b" ", 2)
             source = source.decode()
-            if source.startswith("tcp:"):  # a socket stream: its source, '#', its slot, ...
+            if offset == b"-":  # a socket stream's line: its source, '#', its slot, ...
                 source = source.split("#", 1)[0]
             audited[source][int(dg, 16)] += 1
             audit_lines += 1

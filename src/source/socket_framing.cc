@@ -81,7 +81,7 @@ JsonResult DecodeJsonLine(std::string_view line, const JsonFields& fields,
     std::string* text;
     StreamLabels* labels;
     size_t text_rank = kNone;
-    std::array<size_t, kStreamLabelCount> label_rank;
+    std::array<size_t, kStreamLabelCount> label_rank = {};  // all kNone, below
   } found{fields, text, labels};
   found.label_rank.fill(kNone);
   // One pointer captured: the callback fits std::function's inline storage.

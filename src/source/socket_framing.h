@@ -105,8 +105,6 @@ class JsonlDecoder {
   void Append(std::string_view bytes, const OnLine& on_line);
   // End of the byte stream (see the header comment).
   void Finish(bool deliver_partial, const OnLine& on_line);
-  // True when the bytes so far end inside a line.
-  bool mid_line() const { return mid_line_; }
 
  private:
   void KeepRecordBytes(std::string_view piece);
